@@ -4,4 +4,5 @@
 //! message schema, value gate, forward) is built stage by stage; this crate
 //! currently holds the protocol schemas every stage selects its roots from.
 
+pub mod gate;
 pub mod protocol;

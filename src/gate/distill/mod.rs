@@ -1,0 +1,1 @@
+//! Distilled errors (placeholder, being written).

@@ -1,0 +1,1 @@
+//! Stage 2: parse (placeholder, being written).
