@@ -1,0 +1,200 @@
+//! Building an explainer: schema nodes interned by JSON pointer (so `$ref`
+//! cycles close on themselves), and the tiny jsonschema validators leaf checks
+//! and branch checks are delegated to, all compiled here and never while
+//! explaining.
+
+use std::collections::HashMap;
+
+use jsonschema::json::Json;
+use jsonschema::{Draft, Registry, Validator};
+use serde_json::{Map, Value};
+
+use super::keywords::{self, NodeId, SchemaNode};
+
+/// The URI the root document is registered under, so that a delegated
+/// subschema's `#/…` references still reach the root's definitions.
+pub(crate) const ROOT_URI: &str = "urn:mcpgate:distill:root";
+
+/// Frames of static analysis (following `$ref`s and applicators over the
+/// schema) before giving up on a cycle.
+pub(crate) const STATIC_DEPTH: usize = 24;
+
+pub(crate) struct Build<'r, F: Json> {
+    pub root: &'r Value,
+    pub assert_formats: bool,
+    registry: Option<Registry<'r>>,
+    index: HashMap<String, NodeId>,
+    nodes: Vec<Option<SchemaNode<F>>>,
+    queue: Vec<(NodeId, String)>,
+}
+
+impl<'r, F: Json> Build<'r, F> {
+    pub fn new(root: &'r Value, assert_formats: bool) -> Self {
+        let registry = Registry::new()
+            .draft(Draft::Draft202012)
+            .add(ROOT_URI, root)
+            .and_then(|builder| builder.prepare())
+            .ok();
+        Build {
+            root,
+            assert_formats,
+            registry,
+            index: HashMap::new(),
+            nodes: Vec::new(),
+            queue: Vec::new(),
+        }
+    }
+
+    /// Builds every node reachable from the root; returns them indexed.
+    pub fn run(mut self) -> Vec<SchemaNode<F>> {
+        self.intern(String::new());
+        while let Some((id, pointer)) = self.queue.pop() {
+            let root = self.root;
+            let node = match root.pointer(&pointer) {
+                Some(value) => keywords::compile(&mut self, &pointer, value),
+                None => SchemaNode::True,
+            };
+            self.nodes[id as usize] = Some(node);
+        }
+        self.nodes
+            .into_iter()
+            .map(|node| node.unwrap_or(SchemaNode::True))
+            .collect()
+    }
+
+    /// The node for the subschema at `pointer` (RFC 6901, unescaped form of
+    /// the document), built later if new.
+    pub fn intern(&mut self, pointer: String) -> NodeId {
+        if let Some(id) = self.index.get(&pointer) {
+            return *id;
+        }
+        let id = self.nodes.len() as NodeId;
+        self.nodes.push(None);
+        self.index.insert(pointer.clone(), id);
+        self.queue.push((id, pointer));
+        id
+    }
+
+    /// The node for a child subschema: `parent` extended by `tokens`.
+    pub fn child(&mut self, parent: &str, tokens: &[&str]) -> NodeId {
+        let mut pointer = parent.to_owned();
+        for token in tokens {
+            pointer.push('/');
+            pointer.push_str(&escape_token(token));
+        }
+        self.intern(pointer)
+    }
+
+    /// A standalone validator for a leaf keyword (no references).
+    pub fn leaf(&self, schema: Value, formats: bool) -> Option<Validator<F>> {
+        jsonschema::options_for::<F>()
+            .with_draft(Draft::Draft202012)
+            .should_validate_formats(formats)
+            .build(&schema)
+            .ok()
+    }
+
+    /// A validator for a subschema of the root, its `#…` references
+    /// resolved against the root. Formats as the explainer's options say.
+    pub fn sub(&self, value: &Value) -> Option<Validator<F>> {
+        let schema = absolutize(value);
+        let options = jsonschema::options_for::<F>()
+            .with_draft(Draft::Draft202012)
+            .should_validate_formats(self.assert_formats);
+        match &self.registry {
+            Some(registry) => options.with_registry(registry).build(&schema).ok(),
+            None => options.build(&schema).ok(),
+        }
+    }
+
+    /// `value` with its `$ref` chain followed within the root (static
+    /// analysis only).
+    pub fn resolve<'v>(&self, mut value: &'v Value) -> &'v Value
+    where
+        'r: 'v,
+    {
+        for _ in 0..STATIC_DEPTH {
+            let Some(target) = value
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(local_pointer)
+                .and_then(|pointer| self.root.pointer(&pointer))
+            else {
+                return value;
+            };
+            // A `$ref` beside other keywords still applies them; only a bare
+            // reference is replaced by its target here.
+            if value.as_object().is_some_and(|o| o.len() > 1) {
+                return value;
+            }
+            value = target;
+        }
+        value
+    }
+}
+
+/// The unescaped JSON pointer of a `#…` reference within the document, or
+/// `None` for any other reference (anchors, other documents).
+pub(crate) fn local_pointer(reference: &str) -> Option<String> {
+    let fragment = reference.strip_prefix('#')?;
+    let decoded = percent_decode(fragment)?;
+    if decoded.is_empty() || decoded.starts_with('/') {
+        Some(decoded)
+    } else {
+        None
+    }
+}
+
+fn percent_decode(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// RFC 6901 escaping of one token.
+pub(crate) fn escape_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Keywords whose values are data, not schemas: left alone by
+/// [`absolutize`].
+const DATA_KEYWORDS: [&str; 4] = ["const", "enum", "default", "examples"];
+
+/// A copy of `value` with every `#…` reference made absolute against
+/// [`ROOT_URI`], so it resolves in the root document when compiled alone.
+pub(crate) fn absolutize(value: &Value) -> Value {
+    match value {
+        Value::Object(members) => {
+            let mut out = Map::new();
+            for (key, member) in members {
+                let rewritten = match (key.as_str(), member) {
+                    ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(reference))
+                        if reference.starts_with('#') =>
+                    {
+                        Value::String(format!("{ROOT_URI}{reference}"))
+                    }
+                    (keyword, _) if DATA_KEYWORDS.contains(&keyword) => member.clone(),
+                    _ => absolutize(member),
+                };
+                out.insert(key.clone(), rewritten);
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(absolutize).collect()),
+        other => other.clone(),
+    }
+}

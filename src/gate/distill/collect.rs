@@ -1,0 +1,359 @@
+//! The bounded collector: counts every problem and every distinct location,
+//! keeps only the first [`MAX_LOCATIONS`] locations in sort order (chosen
+//! while walking, without allocating for a location that does not enter
+//! them), and renders texts only for those.
+
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+use super::path::{
+    OwnedTok, PathToken, Tok, TokView, compare_paths, cut_at_echo_bound, hash_path, render_pointer,
+    same_path,
+};
+use super::texts::{self, Msg};
+use super::{Keyword, MAX_LOCATIONS, MAX_PROBLEMS};
+
+/// Distinct problem texts kept per reported location before further ones
+/// are only counted (a location's problems come from a fixed schema, so this
+/// is never reached in practice).
+const KEPT_PER_LOCATION: usize = 256;
+
+/// A predicate over (location, keyword) that sets [`Distilled::flagged`].
+pub type FlagPredicate = fn(&[PathToken<'_>], Keyword) -> bool;
+
+/// Collects the problems an explainer finds, within fixed bounds; reusable.
+pub struct Collector {
+    flag: Option<FlagPredicate>,
+    flagged: bool,
+    locations: HashSet<u64, BuildHasherDefault<super::path::IdentityHasher>>,
+    problem_count: usize,
+    top: Vec<Entry>,
+}
+
+struct Entry {
+    tokens: Vec<OwnedTok>,
+    hash: u64,
+    received_type: &'static str,
+    problems: Vec<Problem>,
+    /// Distinct problems past [`KEPT_PER_LOCATION`].
+    overflow: usize,
+}
+
+/// What the collector found, distilled.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Distilled {
+    /// The first [`MAX_LOCATIONS`] locations in sort order.
+    pub locations: Vec<LocationReport>,
+    /// Distinct instance locations with a problem, all of them.
+    pub total: usize,
+    /// Problems counted: exact (deduplicated) for the reported locations;
+    /// for the others, every problem the walk emitted, so a problem found
+    /// twice at an unreported location (two branches revisiting it) counts
+    /// twice.
+    pub problem_count: usize,
+    /// Whether any problem, reported or not, satisfied the flag predicate.
+    pub flagged: bool,
+}
+
+/// The problems at one instance location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocationReport {
+    /// RFC 6901 pointer, `""` for the root, cut at the echo bound.
+    pub pointer: String,
+    /// The JSON type found there (`integer` for integral numbers).
+    pub received_type: &'static str,
+    /// Deduplicated, sorted by text, at most [`MAX_PROBLEMS`] then
+    /// `and N more`.
+    pub problems: Vec<Problem>,
+}
+
+/// One problem: the keyword that refused the value and our text for it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Problem {
+    pub keyword: Keyword,
+    pub text: String,
+}
+
+impl Default for Collector {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Collector {
+    pub fn new() -> Self {
+        Collector {
+            flag: None,
+            flagged: false,
+            locations: HashSet::default(),
+            problem_count: 0,
+            top: Vec::new(),
+        }
+    }
+
+    /// A collector that sets [`Distilled::flagged`] when any problem
+    /// satisfies `predicate`.
+    pub fn with_flag(predicate: FlagPredicate) -> Self {
+        Collector {
+            flag: Some(predicate),
+            ..Self::new()
+        }
+    }
+
+    /// Forgets everything collected (keeps the flag predicate and capacity).
+    pub fn clear(&mut self) {
+        self.flagged = false;
+        self.locations.clear();
+        self.problem_count = 0;
+        self.top.clear();
+    }
+
+    /// Problems emitted so far (see [`Distilled::problem_count`]).
+    pub fn problem_count(&self) -> usize {
+        self.problem_count
+    }
+
+    /// Records one problem at `path`.
+    pub(crate) fn report(
+        &mut self,
+        path: &[Tok<'_>],
+        received_type: &'static str,
+        keyword: Keyword,
+        msg: Msg<'_>,
+    ) {
+        self.problem_count += 1;
+        if !self.flagged
+            && let Some(predicate) = self.flag
+        {
+            let tokens: smallvec::SmallVec<[PathToken<'_>; 32]> =
+                path.iter().map(TokView::view).collect();
+            if predicate(&tokens, keyword) {
+                self.flagged = true;
+            }
+        }
+        let hash = hash_path(path);
+        self.locations.insert(hash);
+
+        if let Some(entry) = self
+            .top
+            .iter_mut()
+            .find(|entry| entry.hash == hash && same_path(&entry.tokens, path))
+        {
+            if !entry.add(keyword, &msg) {
+                self.problem_count -= 1;
+            }
+            return;
+        }
+        if self.top.len() >= MAX_LOCATIONS {
+            let worst = &self.top[self.top.len() - 1];
+            if compare_paths(path, &worst.tokens).is_ge() {
+                return;
+            }
+            self.top.pop();
+        }
+        let position = self
+            .top
+            .partition_point(|entry| compare_paths(&entry.tokens, path).is_lt());
+        let mut entry = Entry {
+            tokens: path
+                .iter()
+                .map(|token| OwnedTok::from_view(token.view()))
+                .collect(),
+            hash,
+            received_type,
+            problems: Vec::new(),
+            overflow: 0,
+        };
+        entry.add(keyword, &msg);
+        self.top.insert(position, entry);
+    }
+
+    /// The distilled answer; the collector is cleared for reuse.
+    pub fn finish(&mut self) -> Distilled {
+        let locations = self
+            .top
+            .drain(..)
+            .map(|mut entry| {
+                entry.problems.sort_by(|a, b| {
+                    a.text
+                        .cmp(&b.text)
+                        .then(a.keyword.as_str().cmp(b.keyword.as_str()))
+                });
+                let more = entry.problems.len().saturating_sub(MAX_PROBLEMS) + entry.overflow;
+                entry.problems.truncate(MAX_PROBLEMS);
+                if more > 0 {
+                    entry.problems.push(Problem {
+                        keyword: Keyword::Other,
+                        text: texts::and_more(more),
+                    });
+                }
+                LocationReport {
+                    pointer: render_pointer(&entry.tokens),
+                    received_type: entry.received_type,
+                    problems: entry.problems,
+                }
+            })
+            .collect();
+        let distilled = Distilled {
+            locations,
+            total: self.locations.len(),
+            problem_count: self.problem_count,
+            flagged: self.flagged,
+        };
+        self.clear();
+        distilled
+    }
+}
+
+impl Entry {
+    /// Adds a problem; false when its text was already there.
+    fn add(&mut self, keyword: Keyword, msg: &Msg<'_>) -> bool {
+        let text = texts::render(msg);
+        if self.problems.iter().any(|p| p.text == text) {
+            return false;
+        }
+        if self.problems.len() >= KEPT_PER_LOCATION {
+            self.overflow += 1;
+            return true;
+        }
+        self.problems.push(Problem { keyword, text });
+        true
+    }
+}
+
+/// The one-line `message` of an answer: `"<prefix>: <text> at <pointer>"`
+/// for a single problem, `"<prefix>: N problems at M locations; first at
+/// <pointer>"` otherwise. The root reads as `(root)`.
+pub fn summary_line(prefix: &str, d: &Distilled) -> String {
+    let Some(first) = d.locations.first() else {
+        return prefix.to_owned();
+    };
+    let pointer = if first.pointer.is_empty() {
+        "(root)".to_owned()
+    } else {
+        cut_at_echo_bound(&first.pointer).into_owned()
+    };
+    let prefix = cut_at_echo_bound(prefix);
+    if d.total == 1 && d.problem_count <= 1 && first.problems.len() == 1 {
+        return format!("{prefix}: {} at {pointer}", first.problems[0].text);
+    }
+    let problems = d.problem_count.max(d.total);
+    format!(
+        "{prefix}: {problems} problem{} at {} location{}; first at {pointer}",
+        if problems == 1 { "" } else { "s" },
+        d.total,
+        if d.total == 1 { "" } else { "s" },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+
+    fn key(k: &str) -> Tok<'_> {
+        Tok::Key(Cow::Borrowed(k))
+    }
+
+    #[test]
+    fn twenty_five_locations_report_ten_and_count_all() {
+        let mut collector = Collector::new();
+        for i in (0..25).rev() {
+            collector.report(
+                &[key("a"), Tok::Index(i)],
+                "integer",
+                Keyword::Type,
+                Msg::Static("x"),
+            );
+        }
+        let d = collector.finish();
+        assert_eq!(d.total, 25);
+        assert_eq!(d.problem_count, 25);
+        let pointers: Vec<_> = d.locations.iter().map(|l| l.pointer.as_str()).collect();
+        assert_eq!(
+            pointers,
+            [
+                "/a/0", "/a/1", "/a/2", "/a/3", "/a/4", "/a/5", "/a/6", "/a/7", "/a/8", "/a/9"
+            ]
+        );
+    }
+
+    #[test]
+    fn thirty_problems_at_one_location_are_capped_with_and_more() {
+        let mut collector = Collector::new();
+        let texts: Vec<String> = (0..30).map(|i| format!("problem {i:02}")).collect();
+        for text in &texts {
+            collector.report(&[key("x")], "string", Keyword::Other, Msg::Schema(text));
+            collector.report(&[key("x")], "string", Keyword::Other, Msg::Schema(text));
+        }
+        let d = collector.finish();
+        assert_eq!(d.total, 1);
+        assert_eq!(d.problem_count, 30);
+        let problems = &d.locations[0].problems;
+        assert_eq!(problems.len(), MAX_PROBLEMS + 1);
+        assert_eq!(problems[0].text, "problem 00");
+        assert_eq!(problems[MAX_PROBLEMS].text, "and 20 more");
+    }
+
+    #[test]
+    fn the_flag_sees_unreported_problems() {
+        fn under_params(path: &[PathToken<'_>], _: Keyword) -> bool {
+            matches!(path.first(), Some(PathToken::Key("params")))
+        }
+        let mut collector = Collector::with_flag(under_params);
+        for i in 0..12 {
+            collector.report(
+                &[key("a"), Tok::Index(i)],
+                "null",
+                Keyword::Type,
+                Msg::Static("x"),
+            );
+        }
+        collector.report(&[key("params")], "null", Keyword::Type, Msg::Static("x"));
+        let d = collector.finish();
+        assert!(d.flagged);
+        assert!(d.locations.iter().all(|l| l.pointer != "/params"));
+        collector.report(&[key("a")], "null", Keyword::Type, Msg::Static("x"));
+        assert!(!collector.finish().flagged);
+    }
+
+    #[test]
+    fn summary_names_the_one_problem_or_counts() {
+        let mut collector = Collector::new();
+        collector.report(
+            &[key("params"), key("name")],
+            "integer",
+            Keyword::Type,
+            Msg::Static("expected string, found integer"),
+        );
+        let d = collector.finish();
+        assert_eq!(
+            summary_line("Invalid params", &d),
+            "Invalid params: expected string, found integer at /params/name"
+        );
+        collector.report(
+            &[key("params"), key("name")],
+            "integer",
+            Keyword::Type,
+            Msg::Static("a"),
+        );
+        collector.report(
+            &[key("params"), key("name")],
+            "integer",
+            Keyword::Type,
+            Msg::Static("b"),
+        );
+        collector.report(
+            &[key("params"), key("x")],
+            "integer",
+            Keyword::Type,
+            Msg::Static("c"),
+        );
+        let d = collector.finish();
+        assert_eq!(
+            summary_line("Invalid params", &d),
+            "Invalid params: 3 problems at 2 locations; first at /params/name"
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! Schema nodes, one family of keywords per file: each family compiles its
+//! part of a node (at `Explainer::new`) and checks it against an instance
+//! (while explaining).
+
+pub(crate) mod combinators;
+pub(crate) mod enum_const;
+pub(crate) mod format;
+pub(crate) mod items;
+pub(crate) mod numeric;
+pub(crate) mod other;
+pub(crate) mod properties;
+pub(crate) mod reference;
+pub(crate) mod required;
+pub(crate) mod string;
+pub(crate) mod type_;
+
+use jsonschema::json::Json;
+use serde_json::Value;
+
+use super::build::Build;
+use super::walk::Walker;
+
+/// Index of a node in the explainer's table.
+pub(crate) type NodeId = u32;
+
+pub(crate) enum SchemaNode<F: Json> {
+    True,
+    False,
+    Object(Box<ObjNode<F>>),
+}
+
+/// The keywords of one schema object, by family.
+pub(crate) struct ObjNode<F: Json> {
+    pub types: Option<type_::TypeKw>,
+    pub enum_const: Option<enum_const::EnumConstKw>,
+    pub reference: Option<reference::RefKw<F>>,
+    pub required: Option<required::RequiredKw<F>>,
+    pub properties: Option<Box<properties::PropertiesKw<F>>>,
+    pub items: Option<Box<items::ItemsKw<F>>>,
+    pub numeric: Option<numeric::NumericKw<F>>,
+    pub string: Option<string::StringKw<F>>,
+    pub format: Option<format::FormatKw<F>>,
+    pub combinators: Option<Box<combinators::CombinatorsKw<F>>>,
+    pub other: Option<other::OtherKw<F>>,
+}
+
+/// Compiles the schema `value` found at `pointer`.
+pub(crate) fn compile<F: Json>(
+    b: &mut Build<'_, F>,
+    pointer: &str,
+    value: &Value,
+) -> SchemaNode<F> {
+    let Some(schema) = value.as_object() else {
+        return match value {
+            Value::Bool(false) => SchemaNode::False,
+            _ => SchemaNode::True,
+        };
+    };
+    SchemaNode::Object(Box::new(ObjNode {
+        types: type_::TypeKw::compile(schema),
+        enum_const: enum_const::EnumConstKw::compile(schema),
+        reference: reference::RefKw::compile(b, schema),
+        required: required::RequiredKw::compile(schema),
+        properties: properties::PropertiesKw::compile(b, pointer, schema).map(Box::new),
+        items: items::ItemsKw::compile(b, pointer, schema).map(Box::new),
+        numeric: numeric::NumericKw::compile(b, schema),
+        string: string::StringKw::compile(b, schema),
+        format: format::FormatKw::compile(b, schema),
+        combinators: combinators::CombinatorsKw::compile(b, pointer, schema).map(Box::new),
+        other: other::OtherKw::compile(b, schema),
+    }))
+}
+
+/// Checks every keyword of `node` against `instance`.
+pub(crate) fn check<'a, F: Json>(
+    w: &mut Walker<'_, 'a, F>,
+    node: &ObjNode<F>,
+    instance: &F::Node<'a>,
+) {
+    let type_ok = node.types.as_ref().is_none_or(|t| t.check(w, instance));
+    if type_ok && let Some(kw) = &node.enum_const {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.required {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.numeric {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.string {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.format {
+        kw.check(w, instance);
+    }
+    let before = w.out.problem_count();
+    if let Some(kw) = &node.properties {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.items {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.reference {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.combinators {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.other {
+        kw.check(w, instance);
+    }
+    // `unevaluated*` are read statically; where that finds nothing but the
+    // node's own validator refuses the value, say so at the location.
+    if w.out.problem_count() == before {
+        if let Some(kw) = &node.properties {
+            kw.check_unevaluated_fallback(w, instance);
+        }
+        if let Some(kw) = &node.items {
+            kw.check_unevaluated_fallback(w, instance);
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! `properties`, `patternProperties`, `additionalProperties`,
+//! `propertyNames`, `unevaluatedProperties`, `minProperties`,
+//! `maxProperties`, `dependentSchemas`. A refused member is reported at the
+//! member's location, naming the keyword and never the key.
+
+use jsonschema::Validator;
+use jsonschema::json::{Json, Node, Object};
+use serde_json::{Map, Value, json};
+
+use super::super::Keyword;
+use super::super::build::{Build, STATIC_DEPTH};
+use super::super::texts::{self, Msg};
+use super::super::walk::{OnFalse, Walker};
+use super::NodeId;
+use super::string::as_count;
+
+const ON_PROPERTY: OnFalse = OnFalse {
+    keyword: Keyword::False,
+    text: texts::PROPERTY_FALSE,
+};
+const ON_PATTERN: OnFalse = OnFalse {
+    keyword: Keyword::False,
+    text: texts::PATTERN_PROPERTY,
+};
+const ON_ADDITIONAL: OnFalse = OnFalse {
+    keyword: Keyword::AdditionalProperties,
+    text: texts::ADDITIONAL_PROPERTY,
+};
+const ON_UNEVALUATED: OnFalse = OnFalse {
+    keyword: Keyword::UnevaluatedProperties,
+    text: texts::UNEVALUATED_PROPERTY,
+};
+
+/// Which members the applicators of a node evaluate, read statically (every
+/// branch counts, valid or not).
+struct Evaluated<F: Json> {
+    all: bool,
+    names: Vec<String>,
+    patterns: Vec<Validator<F>>,
+}
+
+struct Unevaluated<F: Json> {
+    node: NodeId,
+    evaluated: Evaluated<F>,
+    /// The whole node, for the fallback when the static reading finds
+    /// nothing.
+    whole: Option<Validator<F>>,
+}
+
+pub(crate) struct PropertiesKw<F: Json> {
+    /// Sorted by name.
+    properties: Vec<(Box<str>, NodeId)>,
+    patterns: Vec<(Validator<F>, NodeId)>,
+    additional: Option<NodeId>,
+    names: Option<Validator<F>>,
+    unevaluated: Option<Unevaluated<F>>,
+    min: Option<(u64, String)>,
+    max: Option<(u64, String)>,
+    dependent: Vec<(F::PreparedKey, NodeId)>,
+}
+
+impl<F: Json> PropertiesKw<F> {
+    pub fn compile(
+        b: &mut Build<'_, F>,
+        pointer: &str,
+        schema: &Map<String, Value>,
+    ) -> Option<PropertiesKw<F>> {
+        let mut properties: Vec<(Box<str>, NodeId)> = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(name, _)| {
+                (
+                    name.as_str().into(),
+                    b.child(pointer, &["properties", name]),
+                )
+            })
+            .collect();
+        properties.sort_by(|a, c| a.0.cmp(&c.0));
+        let patterns: Vec<_> = schema
+            .get("patternProperties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(pattern, _)| {
+                let validator = b.leaf(json!({ "pattern": pattern }), false)?;
+                Some((validator, b.child(pointer, &["patternProperties", pattern])))
+            })
+            .collect();
+        let additional = schema
+            .get("additionalProperties")
+            .map(|_| b.child(pointer, &["additionalProperties"]));
+        let names = schema.get("propertyNames").and_then(|value| b.sub(value));
+        let unevaluated = schema.get("unevaluatedProperties").map(|_| {
+            let mut evaluated = Evaluated {
+                all: false,
+                names: Vec::new(),
+                patterns: Vec::new(),
+            };
+            gather(b, &Value::Object(schema.clone()), &mut evaluated, 0, true);
+            evaluated.names.sort();
+            Unevaluated {
+                node: b.child(pointer, &["unevaluatedProperties"]),
+                evaluated,
+                whole: b.sub(&Value::Object(schema.clone())),
+            }
+        });
+        let min = schema
+            .get("minProperties")
+            .and_then(as_count)
+            .map(|n| (n, texts::min_properties(n)));
+        let max = schema
+            .get("maxProperties")
+            .and_then(as_count)
+            .map(|n| (n, texts::max_properties(n)));
+        let dependent: Vec<_> = schema
+            .get("dependentSchemas")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(name, _)| {
+                (
+                    F::prepare_key(name),
+                    b.child(pointer, &["dependentSchemas", name]),
+                )
+            })
+            .collect();
+        if properties.is_empty()
+            && patterns.is_empty()
+            && additional.is_none()
+            && names.is_none()
+            && unevaluated.is_none()
+            && min.is_none()
+            && max.is_none()
+            && dependent.is_empty()
+        {
+            return None;
+        }
+        Some(PropertiesKw {
+            properties,
+            patterns,
+            additional,
+            names,
+            unevaluated,
+            min,
+            max,
+            dependent,
+        })
+    }
+
+    pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
+        let Some(object) = instance.as_object() else {
+            return;
+        };
+        let count = object.len() as u64;
+        if let Some((min, text)) = &self.min
+            && count < *min
+        {
+            w.report(instance, Keyword::MinProperties, Msg::Schema(text));
+        }
+        if let Some((max, text)) = &self.max
+            && count > *max
+        {
+            w.report(instance, Keyword::MaxProperties, Msg::Schema(text));
+        }
+        let per_member = !self.properties.is_empty()
+            || !self.patterns.is_empty()
+            || self.additional.is_some()
+            || self.names.is_some()
+            || self.unevaluated.is_some();
+        if per_member {
+            for (name, value) in object.members() {
+                if w.exhausted {
+                    return;
+                }
+                self.check_member(w, name.into(), &value);
+            }
+        }
+        for (key, id) in &self.dependent {
+            if object.get(key).is_some() {
+                w.walk(*id, instance, OnFalse::PLAIN);
+            }
+        }
+    }
+
+    fn check_member<'a>(
+        &self,
+        w: &mut Walker<'_, 'a, F>,
+        name: std::borrow::Cow<'a, str>,
+        value: &F::Node<'a>,
+    ) {
+        let mut matched = false;
+        if let Ok(found) = self
+            .properties
+            .binary_search_by(|(candidate, _)| (**candidate).cmp(&*name))
+        {
+            matched = true;
+            let id = self.properties[found].1;
+            w.walk_member(name.clone(), id, value, ON_PROPERTY);
+        }
+        for (validator, id) in &self.patterns {
+            if w.name_valid(validator, &name) {
+                matched = true;
+                w.walk_member(name.clone(), *id, value, ON_PATTERN);
+            }
+        }
+        if !matched && let Some(id) = self.additional {
+            w.walk_member(name.clone(), id, value, ON_ADDITIONAL);
+        }
+        if let Some(validator) = &self.names
+            && !w.name_valid(validator, &name)
+        {
+            w.report_member(
+                name.clone(),
+                value,
+                Keyword::PropertyNames,
+                Msg::Static(texts::PROPERTY_NAME),
+            );
+        }
+        if let Some(unevaluated) = &self.unevaluated
+            && !unevaluated.evaluated.all
+            && !matched
+            && self.additional.is_none()
+            && unevaluated
+                .evaluated
+                .names
+                .binary_search_by(|candidate| candidate.as_str().cmp(&*name))
+                .is_err()
+            && !unevaluated
+                .evaluated
+                .patterns
+                .iter()
+                .any(|validator| w.name_valid(validator, &name))
+        {
+            w.walk_member(name, unevaluated.node, value, ON_UNEVALUATED);
+        }
+    }
+
+    /// When the static reading of `unevaluatedProperties` found nothing and
+    /// the node still refuses the value.
+    pub fn check_unevaluated_fallback<'a>(
+        &self,
+        w: &mut Walker<'_, 'a, F>,
+        instance: &F::Node<'a>,
+    ) {
+        if let Some(unevaluated) = &self.unevaluated
+            && instance.as_object().is_some()
+            && !Walker::<F>::valid(unevaluated.whole.as_ref(), instance)
+        {
+            w.report(
+                instance,
+                Keyword::UnevaluatedProperties,
+                Msg::Static(texts::UNEVALUATED_PROPERTIES),
+            );
+        }
+    }
+}
+
+/// Collects what the applicators of `schema` evaluate. `top` leaves the
+/// node's own `unevaluatedProperties` out.
+fn gather<F: Json>(
+    b: &Build<'_, F>,
+    schema: &Value,
+    into: &mut Evaluated<F>,
+    depth: usize,
+    top: bool,
+) {
+    if depth > STATIC_DEPTH || into.all {
+        return;
+    }
+    let Some(object) = schema.as_object() else {
+        return;
+    };
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        into.names.extend(properties.keys().cloned());
+    }
+    if let Some(patterns) = object.get("patternProperties").and_then(Value::as_object) {
+        for pattern in patterns.keys() {
+            if let Some(validator) = b.leaf(json!({ "pattern": pattern }), false) {
+                into.patterns.push(validator);
+            }
+        }
+    }
+    if object.contains_key("additionalProperties")
+        || (!top && object.contains_key("unevaluatedProperties"))
+    {
+        into.all = true;
+        return;
+    }
+    if let Some(target) = object
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(super::super::build::local_pointer)
+        .and_then(|pointer| b.root.pointer(&pointer))
+    {
+        gather(b, target, into, depth + 1, false);
+    }
+    for keyword in ["allOf", "anyOf", "oneOf"] {
+        for branch in object
+            .get(keyword)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            gather(b, branch, into, depth + 1, false);
+        }
+    }
+    for keyword in ["if", "then", "else"] {
+        if let Some(branch) = object.get(keyword) {
+            gather(b, branch, into, depth + 1, false);
+        }
+    }
+    for branch in object
+        .get("dependentSchemas")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|m| m.values())
+    {
+        gather(b, branch, into, depth + 1, false);
+    }
+}
