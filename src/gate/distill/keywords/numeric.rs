@@ -11,6 +11,9 @@ use super::super::build::Build;
 use super::super::texts::{self, Msg};
 use super::super::walk::Walker;
 
+/// A bound keyword: its name, its keyword and its text.
+type Kind = (&'static str, Keyword, fn(&Value) -> String);
+
 struct Bound<F: Json> {
     keyword: Keyword,
     validator: Validator<F>,
@@ -26,7 +29,7 @@ pub(crate) struct NumericKw<F: Json> {
 impl<F: Json> NumericKw<F> {
     pub fn compile(b: &Build<'_, F>, schema: &Map<String, Value>) -> Option<NumericKw<F>> {
         let mut bounds = Vec::new();
-        let kinds: [(&str, Keyword, fn(&Value) -> String); 5] = [
+        let kinds: [Kind; 5] = [
             ("minimum", Keyword::Minimum, texts::minimum),
             ("maximum", Keyword::Maximum, texts::maximum),
             (

@@ -8,9 +8,12 @@ use super::super::Keyword;
 use super::super::texts::{self, Msg};
 use super::super::walk::Walker;
 
+/// A property that must be present, and its text.
+type Needed<F> = (<F as Json>::PreparedKey, String);
+
 pub(crate) struct RequiredKw<F: Json> {
-    required: Vec<(F::PreparedKey, String)>,
-    dependent: Vec<(F::PreparedKey, Vec<(F::PreparedKey, String)>)>,
+    required: Vec<Needed<F>>,
+    dependent: Vec<(F::PreparedKey, Vec<Needed<F>>)>,
 }
 
 impl<F: Json> RequiredKw<F> {
