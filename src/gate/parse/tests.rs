@@ -276,7 +276,7 @@ fn numbers_beyond_f64_are_malformed() {
 
 #[test]
 fn numbers_answer_like_serde_json() {
-    let body = b"[0, 1, -1, 1.0, 1e2, 2.5, 9223372036854775807, 9223372036854775808, -9223372036854775808, -0, 0.1]";
+    let body = b"[0, 1, -1, 1.0, 1e2, 2.5, 9223372036854775807, 9223372036854775808, -9223372036854775808, 0.1]";
     let serde: Value = serde_json::from_slice(body).unwrap();
     let mut parser = Parser::new();
     let document = parser.parse(body, ParseLimits::default()).unwrap();
@@ -383,4 +383,17 @@ fn equality_follows_json_schema() {
     assert!(!items[3].equals_value(&json!({"a": [1, {"b": 3}], "c": null})));
     assert!(!items[3].equals_value(&json!({"a": [1, {"b": 2}]})));
     assert!(!items[4].equals_value(&json!("y")));
+}
+
+#[test]
+fn negative_zero_is_the_integer_zero() {
+    // simd-json reads `-0` as the integer 0 where serde_json reads the float
+    // -0.0; both are integers equal to 0, so no schema tells them apart.
+    let mut parser = Parser::new();
+    let document = parser.parse(b"-0", ParseLimits::default()).unwrap();
+    let root = document.root();
+    assert!(root.is_integer());
+    assert_eq!(root.as_f64(), Some(0.0));
+    assert!(root.equals_value(&json!(0)));
+    assert!(root.equals_value(&json!(-0.0)));
 }
