@@ -14,6 +14,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
+use jsonschema::json::cmp::equal;
 use jsonschema::{Draft, Validator};
 use mcpgate::gate::parse::{ParseLimits, Parser, TapeJson};
 use mcpgate::protocol::{SchemaDocument, root_keys, root_schema};
@@ -48,6 +49,15 @@ impl Pair {
             .unwrap_or_else(|e| panic!("{}: the parser refused {text}: {e}", self.name));
         let root = document.root();
         let context = || format!("schema {}, instance {text}", self.name);
+        // The two readings are the same value, except that simd-json reads
+        // `-0` as the integer 0 where serde_json reads -0.0: equal numbers, so
+        // verdicts cannot differ, but an error's text and instance do.
+        let same_reading = root.to_value() == value;
+        assert!(
+            same_reading || equal(&root.to_value(), &value),
+            "readings differ: {}",
+            context()
+        );
 
         let valid = self.serde.is_valid(&value);
         assert_eq!(valid, self.tape.is_valid(root), "is_valid: {}", context());
@@ -62,6 +72,20 @@ impl Pair {
         );
         assert_eq!(valid, serde_first.is_ok(), "serde disagrees with itself");
         if let (Err(serde_error), Err(tape_error)) = (&serde_first, &tape_first) {
+            assert_eq!(
+                serde_error.instance_path().as_str(),
+                tape_error.instance_path().as_str(),
+                "first error location: {}",
+                context()
+            );
+            assert!(
+                equal(serde_error.instance(), tape_error.instance()),
+                "first error instance: {}",
+                context()
+            );
+        }
+        if let (Err(serde_error), Err(tape_error), true) = (&serde_first, &tape_first, same_reading)
+        {
             assert_eq!(
                 serde_error.to_string(),
                 tape_error.to_string(),
@@ -590,7 +614,12 @@ fn keyword_schemas_agree_on_number_literals() {
     for literal in &literals {
         let serde: Value = serde_json::from_str(literal).unwrap();
         let document = parser.parse(literal.as_bytes(), LIMITS).unwrap();
-        assert_eq!(document.root().to_value(), serde, "{literal}");
+        if literal.starts_with("-0") && !literal.contains('.') {
+            // See `Pair::check`: simd-json reads `-0` as the integer 0.
+            assert!(equal(&document.root().to_value(), &serde), "{literal}");
+        } else {
+            assert_eq!(document.root().to_value(), serde, "{literal}");
+        }
         for text in [
             literal.clone(),
             format!("[{literal}, {literal}, 3]"),
