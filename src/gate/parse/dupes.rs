@@ -41,10 +41,8 @@ impl KeyTable {
     pub(super) fn check(&mut self, tape: &[Node<'_>]) -> Option<Defect> {
         for (at, node) in tape.iter().enumerate() {
             match node {
-                Node::Object { len, .. } if *len > 1 => {
-                    if self.has_duplicate(tape, at, *len) {
-                        return Some(Defect::DuplicateKey);
-                    }
+                Node::Object { len, .. } if *len > 1 && self.has_duplicate(tape, at, *len) => {
+                    return Some(Defect::DuplicateKey);
                 }
                 Node::Static(StaticNode::F64(value)) if !value.is_finite() => {
                     return Some(Defect::NonFinite);
