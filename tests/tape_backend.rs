@@ -21,6 +21,42 @@ use mcpgate::protocol::{SchemaDocument, root_keys, root_schema};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+/// Counts the allocations of the current thread, to show that a parse in
+/// steady state makes none.
+struct CountingAllocator;
+
+thread_local! {
+    static ALLOCATIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the
+// counter is a const-initialised thread-local `Cell` that never allocates.
+unsafe impl std::alloc::GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(std::cell::Cell::get)
+}
+
 const LIMITS: ParseLimits = ParseLimits { max_depth: 256 };
 
 struct Pair {
@@ -699,4 +735,41 @@ fn error_instances_are_the_failing_nodes() {
     let errors: Vec<_> = pair.tape.iter_errors(document.root()).collect();
     assert_eq!(errors.len(), 1);
     pair.check(&mut parser, text);
+}
+
+/// In steady state, parsing a body no bigger than an earlier one allocates
+/// nothing: the scratch buffer, simd-json's buffers, the tape and the key
+/// table are all reused. Validating with `is_valid` does not allocate either
+/// for this schema.
+#[test]
+fn steady_state_parse_allocates_nothing() {
+    let small_object: String = (0..20)
+        .map(|i| format!("\"k{i}\":{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"search","arguments":{{"q":"caf\u00e9 \"x\"","n":[1,2.5,-3,1e300],"big":{{{small_object}}}}}}}}}"#
+    );
+    let other = br#"{"a":[1,2,3],"b":"\n"}"#;
+    let pair = Pair::new(
+        "tools/call shape",
+        &json!({"type": "object", "required": ["jsonrpc", "method"], "properties": {"id": {"type": ["integer", "string"]}, "params": {"type": "object"}}}),
+    );
+    let mut parser = Parser::new();
+    for _ in 0..2 {
+        parser.parse(body.as_bytes(), LIMITS).unwrap();
+        parser.parse(other, LIMITS).unwrap();
+    }
+    let before = allocations();
+    for _ in 0..100 {
+        let document = parser.parse(body.as_bytes(), LIMITS).unwrap();
+        assert!(document.node_count() > 40);
+        let document = parser.parse(other, LIMITS).unwrap();
+        assert_eq!(document.root().len(), 2);
+    }
+    assert_eq!(allocations() - before, 0, "allocations in 200 parses");
+    let document = parser.parse(body.as_bytes(), LIMITS).unwrap();
+    let before = allocations();
+    assert!(pair.tape.is_valid(document.root()));
+    eprintln!("is_valid allocations: {}", allocations() - before);
 }

@@ -288,9 +288,7 @@ fn numbers_answer_like_serde_json() {
     let integers: Vec<bool> = document.root().elements().map(|n| n.is_integer()).collect();
     assert_eq!(
         integers,
-        [
-            true, true, true, true, true, false, true, true, true, true, false
-        ]
+        [true, true, true, true, true, false, true, true, true, false]
     );
 }
 
