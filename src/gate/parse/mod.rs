@@ -1,1 +1,253 @@
-//! Stage 2: parse (placeholder, being written).
+//! Stage 2: parse. The body becomes a simd-json tape, and the tape is what
+//! every later stage reads and what the schemas validate (through
+//! [`TapeJson`], a `jsonschema` backend).
+//!
+//! Why the body is copied: simd-json parses in place (it unescapes strings
+//! inside its input), but the gateway forwards the original bytes untouched.
+//! So the body is copied into the worker's scratch buffer, padded, and parsed
+//! there; the caller's bytes are never written. The scratch buffer, simd-json's
+//! buffers and the tape are kept in the [`Parser`] and reused, so a parse in
+//! steady state allocates nothing.
+//!
+//! Why duplicate keys are refused: JSON leaves their meaning open, and
+//! readers disagree. simd-json's `BorrowedValue` keeps the first duplicate in
+//! small objects and the last in large ones (DESIGN.md §8); the upstream's
+//! parser may keep either. A body whose meaning depends on the reader could
+//! be validated as one value and acted upon as another, so it is refused
+//! outright, wherever the object is. Keys compare decoded (`"a"` and
+//! `"\u0061"` are the same key).
+//!
+//! Also refused as malformed: trailing bytes, an empty body, invalid UTF-8,
+//! lone surrogate escapes (simd-json refuses them itself), and number
+//! literals beyond `f64`'s range (`1e400`: `serde_json` refuses those too).
+//! Integers beyond 64 bits are numbers, held as floats (simd-json's
+//! `big-int-as-float`), as `serde_json` holds them.
+//!
+//! Depth: simd-json checks it while building the tape, with an explicit
+//! stack, so a body of 100,000 open brackets costs one pass up to the limit
+//! and no recursion. Errors found in simd-json's first pass over the whole
+//! body (invalid UTF-8, an unterminated string) win over depth; otherwise the
+//! first problem in document order decides.
+
+mod backend;
+mod dupes;
+mod node;
+mod reuse;
+
+use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
+
+pub use backend::{TapeArray, TapeJson, TapeObject};
+pub use node::{Elements, Members, NodeKind, TapeNode, TapeNumber};
+
+use dupes::{Defect, KeyTable};
+use reuse::TapeStore;
+
+/// Limits a body must stay within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseLimits {
+    /// Deepest nesting of arrays and objects allowed: `[]` has depth 1, a
+    /// scalar 0.
+    pub max_depth: usize,
+}
+
+impl ParseLimits {
+    pub const DEFAULT_MAX_DEPTH: usize = 64;
+}
+
+impl Default for ParseLimits {
+    fn default() -> Self {
+        ParseLimits {
+            max_depth: Self::DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+/// Why a body was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseError {
+    /// Not JSON: a syntax error, trailing bytes, an empty body, invalid
+    /// UTF-8, a lone surrogate escape, a number beyond `f64`.
+    Malformed,
+    /// Well-formed as far as read, but nested deeper than `limit`.
+    TooDeep { limit: usize },
+    /// Some object has the same key twice.
+    DuplicateKey,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParseError::Malformed => f.write_str("the body is not well-formed JSON"),
+            ParseError::TooDeep { limit } => {
+                write!(f, "the body nests arrays and objects deeper than {limit}")
+            }
+            ParseError::DuplicateKey => f.write_str("an object in the body has a duplicate key"),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// The original bytes of the document being read, and where its tape lies:
+/// what a deferred error instance is rebuilt from.
+pub(crate) struct Source {
+    body: Vec<u8>,
+    tape_address: usize,
+    tape_len: usize,
+}
+
+/// The source of nodes that belong to no document (property names).
+static DETACHED: Source = Source {
+    body: Vec::new(),
+    tape_address: 0,
+    tape_len: 0,
+};
+
+impl Source {
+    fn detached() -> &'static Source {
+        &DETACHED
+    }
+
+    fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// The tape index of the node at `address`, if it is one of this
+    /// document's and the index fits a tag.
+    fn index_of(&self, address: usize) -> Option<u32> {
+        let size = std::mem::size_of::<Node<'_>>();
+        let offset = address.checked_sub(self.tape_address)?;
+        let index = offset / size;
+        if self.tape_len == 0 || offset % size != 0 || index >= self.tape_len {
+            return None;
+        }
+        u32::try_from(index).ok()
+    }
+
+    /// The value of node `tag` of the document `body` (parsed again: this
+    /// runs only when an error's instance is read). Anything that does not
+    /// parse gives `null`; it cannot happen for a body that parsed once.
+    fn rebuild(body: &[u8], tag: u32) -> serde_json::Value {
+        let mut copy = body.to_vec();
+        let mut buffers = Buffers::with_max_depth(copy.len(), usize::MAX);
+        let Ok(tape) = simd_json::to_tape_with_buffers(&mut copy, &mut buffers) else {
+            return serde_json::Value::Null;
+        };
+        let index = tag as usize;
+        match tape.0.get(index) {
+            Some(head) => node::subtree_to_value(&tape.0[index..index + node::span(head)]),
+            None => serde_json::Value::Null,
+        }
+    }
+}
+
+/// A parser owned by one worker and reused for every body it reads.
+pub struct Parser {
+    /// The body copy simd-json parses (and writes) in place, padded.
+    scratch: Vec<u8>,
+    buffers: Buffers,
+    /// The depth limit `buffers` was built with.
+    buffers_depth: usize,
+    tape: TapeStore,
+    keys: KeyTable,
+    source: Source,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Parser {
+    pub fn new() -> Self {
+        let depth = ParseLimits::DEFAULT_MAX_DEPTH;
+        Parser {
+            scratch: Vec::new(),
+            buffers: Buffers::with_max_depth(0, depth),
+            buffers_depth: depth,
+            tape: TapeStore::new(),
+            keys: KeyTable::new(),
+            source: Source {
+                body: Vec::new(),
+                tape_address: 0,
+                tape_len: 0,
+            },
+        }
+    }
+
+    /// Copies `body` into the parser's scratch buffer and builds the tape in
+    /// place (the caller keeps the original bytes untouched for forwarding).
+    pub fn parse<'p>(
+        &'p mut self,
+        body: &[u8],
+        limits: ParseLimits,
+    ) -> Result<Document<'p>, ParseError> {
+        if self.buffers_depth != limits.max_depth {
+            // Only when the limit changes: a worker keeps one.
+            self.buffers = Buffers::with_max_depth(body.len(), limits.max_depth);
+            self.buffers_depth = limits.max_depth;
+        }
+        self.scratch.clear();
+        self.scratch.extend_from_slice(body);
+        self.scratch.resize(body.len() + INPUT_PADDING, b' ');
+        self.source.body.clear();
+        self.source.body.extend_from_slice(body);
+        self.source.tape_address = 0;
+        self.source.tape_len = 0;
+
+        let tape = self.tape.fill();
+        simd_json::fill_tape_padded(&mut self.scratch, body.len(), &mut self.buffers, tape)
+            .map_err(|error| match error.error() {
+                ErrorType::DepthLimitExceeded => ParseError::TooDeep {
+                    limit: limits.max_depth,
+                },
+                _ => ParseError::Malformed,
+            })?;
+        let nodes: &'p [Node<'p>] = &tape.0;
+        if nodes.is_empty() {
+            return Err(ParseError::Malformed);
+        }
+        match self.keys.check(nodes) {
+            Some(Defect::DuplicateKey) => return Err(ParseError::DuplicateKey),
+            Some(Defect::NonFinite) => return Err(ParseError::Malformed),
+            None => {}
+        }
+        self.source.tape_address = nodes.as_ptr() as usize;
+        self.source.tape_len = nodes.len();
+        Ok(Document {
+            nodes,
+            source: &self.source,
+        })
+    }
+}
+
+/// A parsed body: a view of the parser's tape, valid until the next parse.
+#[derive(Clone, Copy)]
+pub struct Document<'p> {
+    nodes: &'p [Node<'p>],
+    source: &'p Source,
+}
+
+impl<'p> Document<'p> {
+    /// The top-level value.
+    pub fn root(&self) -> TapeNode<'p> {
+        TapeNode::at(self.nodes, 0, self.source)
+    }
+
+    /// Number of tape nodes: one per value and one per object key.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+}
+
+impl std::fmt::Debug for Document<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document")
+            .field("node_count", &self.node_count())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,506 @@
+//! Handles on the nodes of a parsed tape.
+//!
+//! simd-json's tape is a preorder list of nodes: an object is its header
+//! (`len` members, `count` nodes below it) followed by key, value, key,
+//! value…; an array its header followed by its elements; a scalar one node.
+//! A subtree is therefore a contiguous slice, and skipping one costs a single
+//! read of its header.
+
+use serde_json::{Map, Number, Value};
+use simd_json::{Node, StaticNode};
+
+use super::Source;
+
+/// The kind of a JSON value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+/// A handle on one node of a parsed document: the node's subtree (a slice of
+/// the tape starting at the node) and the document it belongs to.
+#[derive(Clone, Copy)]
+pub struct TapeNode<'p> {
+    /// The node followed by the rest of its subtree, nothing more.
+    nodes: &'p [Node<'p>],
+    source: &'p Source,
+}
+
+/// A number as the tape holds it.
+///
+/// It answers like `serde_json::Number` parsed from the same text: a number
+/// written with a fraction or an exponent, or beyond 64 bits, is a float and
+/// gives no `u64`/`i64`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TapeNumber {
+    I64(i64),
+    U64(u64),
+    F64(f64),
+}
+
+/// Number of tape nodes the subtree starting with `node` takes.
+pub(super) fn span(node: &Node<'_>) -> usize {
+    match node {
+        Node::Object { count, .. } | Node::Array { count, .. } => count + 1,
+        _ => 1,
+    }
+}
+
+impl<'p> TapeNode<'p> {
+    /// The node at `index` of `tape`.
+    pub(super) fn at(tape: &'p [Node<'p>], index: usize, source: &'p Source) -> Self {
+        let end = index + span(&tape[index]);
+        TapeNode {
+            nodes: &tape[index..end],
+            source,
+        }
+    }
+
+    /// A node that holds just a string, backed by `holder` (a one-node tape).
+    pub(super) fn detached(holder: &'p [Node<'p>; 1]) -> Self {
+        TapeNode {
+            nodes: holder,
+            source: Source::detached(),
+        }
+    }
+
+    fn head(&self) -> &'p Node<'p> {
+        &self.nodes[0]
+    }
+
+    pub(super) fn source(&self) -> &'p Source {
+        self.source
+    }
+
+    /// Address of this node in memory: unique among the nodes alive at once.
+    pub(super) fn address(&self) -> usize {
+        self.nodes.as_ptr() as usize
+    }
+
+    pub fn kind(&self) -> NodeKind {
+        match self.head() {
+            Node::String(_) => NodeKind::String,
+            Node::Object { .. } => NodeKind::Object,
+            Node::Array { .. } => NodeKind::Array,
+            Node::Static(StaticNode::Null) => NodeKind::Null,
+            Node::Static(StaticNode::Bool(_)) => NodeKind::Bool,
+            Node::Static(_) => NodeKind::Number,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&'p str> {
+        match self.head() {
+            Node::String(string) => Some(string),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.head() {
+            Node::Static(StaticNode::Bool(value)) => Some(*value),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.head(), Node::Static(StaticNode::Null))
+    }
+
+    /// The number, if this is one.
+    pub fn as_number(&self) -> Option<TapeNumber> {
+        match *self.head() {
+            Node::Static(StaticNode::I64(value)) => Some(TapeNumber::I64(value)),
+            Node::Static(StaticNode::U64(value)) => Some(TapeNumber::U64(value)),
+            Node::Static(StaticNode::F64(value)) => Some(TapeNumber::F64(value)),
+            _ => None,
+        }
+    }
+
+    /// A non-negative number written as an integer (like `serde_json`:
+    /// `1.0` gives `None`; see [`TapeNode::is_integer`]).
+    pub fn as_u64(&self) -> Option<u64> {
+        self.as_number().and_then(|number| number.as_u64())
+    }
+
+    /// A number written as an integer that fits `i64` (like `serde_json`).
+    pub fn as_i64(&self) -> Option<i64> {
+        self.as_number().and_then(|number| number.as_i64())
+    }
+
+    /// Any number, as `f64`.
+    pub fn as_f64(&self) -> Option<f64> {
+        self.as_number().map(|number| number.as_f64())
+    }
+
+    /// A number with an integral value, as JSON Schema 2020-12's `integer`
+    /// type means it: `1.0` and `1e2` are integers, so is an integer beyond
+    /// 64 bits (held as a float).
+    pub fn is_integer(&self) -> bool {
+        self.as_number().is_some_and(|number| number.is_integer())
+    }
+
+    /// The value of member `key`; `None` if this is not an object or has no
+    /// such member.
+    pub fn get(&self, key: &str) -> Option<TapeNode<'p>> {
+        self.members()
+            .find(|(name, _)| *name == key)
+            .map(|(_, value)| value)
+    }
+
+    /// The members of an object in document order; empty for anything else.
+    pub fn members(&self) -> Members<'p> {
+        match self.head() {
+            Node::Object { len, .. } => Members {
+                rest: &self.nodes[1..],
+                remaining: *len,
+                source: self.source,
+            },
+            _ => Members {
+                rest: &[],
+                remaining: 0,
+                source: self.source,
+            },
+        }
+    }
+
+    /// The elements of an array in order; empty for anything else.
+    pub fn elements(&self) -> Elements<'p> {
+        match self.head() {
+            Node::Array { len, .. } => Elements {
+                rest: &self.nodes[1..],
+                remaining: *len,
+                source: self.source,
+            },
+            _ => Elements {
+                rest: &[],
+                remaining: 0,
+                source: self.source,
+            },
+        }
+    }
+
+    /// Members of an object or elements of an array; 0 for a scalar.
+    pub fn len(&self) -> usize {
+        match self.head() {
+            Node::Object { len, .. } | Node::Array { len, .. } => *len,
+            _ => 0,
+        }
+    }
+
+    /// Whether [`TapeNode::len`] is 0.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value as a `serde_json::Value` (cold path: it allocates the
+    /// whole subtree). Iterative, so any depth is safe.
+    pub fn to_value(&self) -> Value {
+        subtree_to_value(self.nodes)
+    }
+
+    /// Equality under JSON Schema's rules (numbers compare mathematically,
+    /// object members in any order) against a schema value.
+    pub fn equals_value(&self, expected: &Value) -> bool {
+        let mut pending: Vec<(TapeNode<'p>, &Value)> = Vec::new();
+        let mut pair = (*self, expected);
+        loop {
+            let (node, value) = pair;
+            let equal = match (node.head(), value) {
+                (Node::String(left), Value::String(right)) => left == right,
+                (Node::Static(StaticNode::Null), Value::Null) => true,
+                (Node::Static(StaticNode::Bool(left)), Value::Bool(right)) => left == right,
+                (Node::Array { len, .. }, Value::Array(items)) => {
+                    *len == items.len() && {
+                        pending.extend(node.elements().zip(items));
+                        true
+                    }
+                }
+                (Node::Object { len, .. }, Value::Object(members)) => {
+                    // Keys are unique on both sides (duplicates are refused
+                    // at parse time), so equal lengths and every tape member
+                    // found equal mean equal objects.
+                    *len == members.len()
+                        && node.members().all(|(name, child)| match members.get(name) {
+                            Some(other) => {
+                                pending.push((child, other));
+                                true
+                            }
+                            None => false,
+                        })
+                }
+                (Node::Static(_), Value::Number(right)) => match node.as_number() {
+                    Some(left) => jsonschema::json::cmp::equal_numbers(&left, right),
+                    None => false,
+                },
+                _ => false,
+            };
+            if !equal {
+                return false;
+            }
+            match pending.pop() {
+                Some(next) => pair = next,
+                None => return true,
+            }
+        }
+    }
+
+    /// Equality of two tape nodes under JSON Schema's rules.
+    pub fn equals_node(&self, other: &TapeNode<'_>) -> bool {
+        // Big objects would make the member lookups below quadratic; compare
+        // those through values (cold: only `uniqueItems` gets here).
+        const WALK_LIMIT: usize = 16;
+        let mut pending: Vec<(TapeNode<'_>, TapeNode<'_>)> = Vec::new();
+        let mut pair = (*self, *other);
+        loop {
+            let (left, right) = pair;
+            let equal = match (left.head(), right.head()) {
+                (Node::String(a), Node::String(b)) => a == b,
+                (Node::Static(StaticNode::Null), Node::Static(StaticNode::Null)) => true,
+                (Node::Static(StaticNode::Bool(a)), Node::Static(StaticNode::Bool(b))) => a == b,
+                (Node::Array { len: a, .. }, Node::Array { len: b, .. }) => {
+                    a == b && {
+                        pending.extend(left.elements().zip(right.elements()));
+                        true
+                    }
+                }
+                (Node::Object { len: a, .. }, Node::Object { len: b, .. }) => {
+                    if a != b {
+                        false
+                    } else if *a > WALK_LIMIT {
+                        jsonschema::json::cmp::equal(&left.to_value(), &right.to_value())
+                    } else {
+                        left.members().all(|(name, child)| match right.get(name) {
+                            Some(other) => {
+                                pending.push((child, other));
+                                true
+                            }
+                            None => false,
+                        })
+                    }
+                }
+                (Node::Static(_), Node::Static(_)) => match (left.as_number(), right.as_number()) {
+                    (Some(a), Some(b)) => jsonschema::json::cmp::equal_numbers(&a, &b.to_number()),
+                    _ => false,
+                },
+                _ => false,
+            };
+            if !equal {
+                return false;
+            }
+            match pending.pop() {
+                Some(next) => pair = next,
+                None => return true,
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for TapeNode<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TapeNode({})", self.to_value())
+    }
+}
+
+impl TapeNumber {
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            TapeNumber::I64(value) => u64::try_from(value).ok(),
+            TapeNumber::U64(value) => Some(value),
+            TapeNumber::F64(_) => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            TapeNumber::I64(value) => Some(value),
+            TapeNumber::U64(value) => i64::try_from(value).ok(),
+            TapeNumber::F64(_) => None,
+        }
+    }
+
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            TapeNumber::I64(value) => value as f64,
+            TapeNumber::U64(value) => value as f64,
+            TapeNumber::F64(value) => value,
+        }
+    }
+
+    /// Integral value (drafts 6 and later: `1.0` is an integer).
+    pub fn is_integer(&self) -> bool {
+        match *self {
+            TapeNumber::I64(_) | TapeNumber::U64(_) => true,
+            TapeNumber::F64(value) => value.fract() == 0.0,
+        }
+    }
+
+    /// The number as `serde_json` holds it. Parsing refuses non-finite
+    /// floats, so every tape number has one.
+    pub fn to_number(&self) -> Number {
+        match *self {
+            TapeNumber::I64(value) => Number::from(value),
+            TapeNumber::U64(value) => Number::from(value),
+            TapeNumber::F64(value) => Number::from_f64(value).unwrap_or_else(|| Number::from(0)),
+        }
+    }
+}
+
+/// Iterator over an object's members.
+#[derive(Clone)]
+pub struct Members<'p> {
+    /// Key, value, key, value… of the members not yet visited.
+    rest: &'p [Node<'p>],
+    remaining: usize,
+    source: &'p Source,
+}
+
+impl<'p> Iterator for Members<'p> {
+    type Item = (&'p str, TapeNode<'p>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let Node::String(name) = self.rest[0] else {
+            unreachable!("an object member's key is a string on the tape")
+        };
+        let end = 1 + span(&self.rest[1]);
+        let value = TapeNode {
+            nodes: &self.rest[1..end],
+            source: self.source,
+        };
+        self.rest = &self.rest[end..];
+        Some((name, value))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for Members<'_> {}
+
+/// Iterator over an array's elements.
+#[derive(Clone)]
+pub struct Elements<'p> {
+    rest: &'p [Node<'p>],
+    remaining: usize,
+    source: &'p Source,
+}
+
+impl<'p> Iterator for Elements<'p> {
+    type Item = TapeNode<'p>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let end = span(&self.rest[0]);
+        let element = TapeNode {
+            nodes: &self.rest[..end],
+            source: self.source,
+        };
+        self.rest = &self.rest[end..];
+        Some(element)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for Elements<'_> {}
+
+/// A container being rebuilt as a value.
+enum Frame {
+    Array {
+        items: Vec<Value>,
+        remaining: usize,
+    },
+    Object {
+        members: Map<String, Value>,
+        key: Option<String>,
+        remaining: usize,
+    },
+}
+
+/// The subtree `nodes` (a node and everything below it) as a value; one pass
+/// over the tape with an explicit stack.
+pub(super) fn subtree_to_value(nodes: &[Node<'_>]) -> Value {
+    let mut stack: Vec<Frame> = Vec::new();
+    for node in nodes {
+        if let Some(Frame::Object {
+            key: key @ None, ..
+        }) = stack.last_mut()
+        {
+            if let Node::String(name) = node {
+                *key = Some((*name).to_owned());
+            }
+            continue;
+        }
+        let mut value = match *node {
+            Node::String(string) => Value::String(string.to_owned()),
+            Node::Static(StaticNode::Null) => Value::Null,
+            Node::Static(StaticNode::Bool(value)) => Value::Bool(value),
+            Node::Static(StaticNode::I64(value)) => Value::from(value),
+            Node::Static(StaticNode::U64(value)) => Value::from(value),
+            Node::Static(StaticNode::F64(value)) => {
+                Number::from_f64(value).map_or(Value::Null, Value::Number)
+            }
+            Node::Array { len, .. } if len > 0 => {
+                stack.push(Frame::Array {
+                    items: Vec::with_capacity(len),
+                    remaining: len,
+                });
+                continue;
+            }
+            Node::Array { .. } => Value::Array(Vec::new()),
+            Node::Object { len, .. } if len > 0 => {
+                stack.push(Frame::Object {
+                    members: Map::new(),
+                    key: None,
+                    remaining: len,
+                });
+                continue;
+            }
+            Node::Object { .. } => Value::Object(Map::new()),
+        };
+        // Place the value, closing every container it completes.
+        loop {
+            let done = match stack.last_mut() {
+                None => return value,
+                Some(Frame::Array { items, remaining }) => {
+                    items.push(value);
+                    *remaining -= 1;
+                    *remaining == 0
+                }
+                Some(Frame::Object {
+                    members,
+                    key,
+                    remaining,
+                }) => {
+                    members.insert(key.take().unwrap_or_default(), value);
+                    *remaining -= 1;
+                    *remaining == 0
+                }
+            };
+            if !done {
+                break;
+            }
+            value = match stack.pop() {
+                Some(Frame::Array { items, .. }) => Value::Array(items),
+                Some(Frame::Object { members, .. }) => Value::Object(members),
+                None => unreachable!("the frame just completed is on the stack"),
+            };
+        }
+    }
+    // Only a truncated subtree ends here; a tape subtree always completes.
+    Value::Null
+}
