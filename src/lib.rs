@@ -1,8 +1,13 @@
 //! mcpgate: a validating gateway for the Model Context Protocol.
 //!
-//! The pipeline (wire, parse, classify, lane, header binding, dispatch,
-//! message schema, value gate, forward) is built stage by stage; this crate
-//! currently holds the protocol schemas every stage selects its roots from.
+//! [`gate::Gate`] runs every stage a message passes through (wire limit,
+//! parse, classify, lane, header binding, dispatch, message schema) and
+//! answers allow or the exact rejection; [`reject`] holds the tables and
+//! the one rejection sender; [`protocol`] the schemas in `priv/`.
 
+pub mod cli;
 pub mod gate;
 pub mod protocol;
+pub mod reject;
+
+pub use gate::{Gate, GateConfig, Verdict};

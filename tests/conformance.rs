@@ -12,9 +12,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod support;
+
 use mcpgate::protocol::{RootKind, SchemaDocument, compile_root, parse_root_key, root_keys};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use support::{read_json, shared_dir};
 
 /// Cases each revision must reach, so that a shrinking seed set is noticed.
 const MIN_CASES_PER_REVISION: usize = 10_000;
@@ -25,23 +28,6 @@ const UNKNOWN_MEMBER: &str = "mcpgateUnknownMember";
 /// The official comparison root for a client's result (legacy lane): a
 /// JSON-RPC result response whose `result` is a `ClientResult`.
 const OFFICIAL_CLIENT_RESULT_RESPONSE: &str = "mcpgate:ClientResultResponse";
-
-fn shared_dir() -> PathBuf {
-    let dir = std::env::var_os("MCPGATE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    assert!(
-        dir.join("mcp-spec").is_dir(),
-        "the official MCP schemas are expected in {} (set MCPGATE_SHARED_DIR to elsewhere)",
-        dir.display()
-    );
-    dir
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 fn read_ndjson(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)

@@ -184,19 +184,31 @@ pub fn root_schema(document: &Value, key: &str) -> Option<Value> {
     Some(schema)
 }
 
-/// Compiles the root `key` of `document`. Formats stay annotations, as the
-/// specification's own schema leaves them.
+/// Compiles the root `key` of `document` for serde_json instances.
 pub fn compile_root(
     document: &Value,
     key: &str,
 ) -> Result<jsonschema::Validator, CompileRootError> {
+    compile_root_for::<jsonschema::json::SerdeJson>(document, key)
+}
+
+/// Compiles the root `key` of `document` for instances in the JSON
+/// representation `F`. Formats stay annotations, as the specification's
+/// own schema leaves them.
+pub fn compile_root_for<F: jsonschema::json::Json>(
+    document: &Value,
+    key: &str,
+) -> Result<jsonschema::Validator<F>, CompileRootError> {
     let schema = root_schema(document, key).ok_or_else(|| CompileRootError::NoSuchRoot {
         key: key.to_owned(),
     })?;
-    jsonschema::draft202012::new(&schema).map_err(|error| CompileRootError::Invalid {
-        key: key.to_owned(),
-        reason: error.to_string(),
-    })
+    jsonschema::options_for::<F>()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&schema)
+        .map_err(|error| CompileRootError::Invalid {
+            key: key.to_owned(),
+            reason: error.to_string(),
+        })
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -29,6 +29,8 @@ struct Branch<F: Json> {
     consts: Vec<(F::PreparedKey, Value)>,
     /// The branch's value of the discriminating property, if there is one.
     discriminant: Option<Value>,
+    /// Properties the branch requires (read statically).
+    required: Vec<F::PreparedKey>,
 }
 
 struct Discriminator<F: Json> {
@@ -138,7 +140,9 @@ impl<F: Json> Alternatives<F> {
             let branch_types = static_types(b, value, 0);
             types = types.union(branch_types.unwrap_or(TypeMask::ALL));
             let mut consts = Vec::new();
-            gather_consts(b, value, &mut consts, 0);
+            gather_consts(b, value, &mut consts);
+            let mut required = Vec::new();
+            gather_required(b, value, &mut required);
             branches.push(Branch {
                 node: b.child(pointer, &[name, &i.to_string()]),
                 validator: b.sub(value),
@@ -148,6 +152,7 @@ impl<F: Json> Alternatives<F> {
                     .map(|(key, value)| (F::prepare_key(key), value.clone()))
                     .collect(),
                 discriminant: None,
+                required: required.iter().map(|key| F::prepare_key(key)).collect(),
             });
             pinned.push(consts);
         }
@@ -256,6 +261,20 @@ impl<F: Json> Alternatives<F> {
                     candidates = matching;
                 }
             }
+            // Of several object shapes, the ones whose required members
+            // are all there are what the sender meant: a sampling result
+            // with a bad content block is not also a missing elicitation
+            // `action`.
+            if candidates.len() > 1 {
+                let complete: SmallVec<[&Branch<F>; 8]> = candidates
+                    .iter()
+                    .copied()
+                    .filter(|branch| branch.required.iter().all(|key| object.get(key).is_some()))
+                    .collect();
+                if !complete.is_empty() {
+                    candidates = complete;
+                }
+            }
         }
         for branch in candidates {
             w.walk(branch.node, instance, OnFalse::PLAIN);
@@ -354,12 +373,13 @@ pub(crate) fn static_types<F: Json>(
     mask
 }
 
-/// Properties a schema pins to one value (`const`, or a one-value `enum`).
-fn gather_consts<F: Json>(
+/// Calls `visit` with a schema and every schema it takes on statically
+/// through `$ref` and `allOf`.
+fn for_each_static_part<F: Json>(
     b: &Build<'_, F>,
     value: &Value,
-    out: &mut Vec<(String, Value)>,
     depth: usize,
+    visit: &mut impl FnMut(&Map<String, Value>),
 ) {
     if depth > STATIC_DEPTH {
         return;
@@ -367,8 +387,34 @@ fn gather_consts<F: Json>(
     let Some(object) = value.as_object() else {
         return;
     };
-    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
-        for (key, schema) in properties {
+    visit(object);
+    if let Some(target) = object
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(local_pointer)
+        .and_then(|pointer| b.root.pointer(&pointer))
+    {
+        for_each_static_part(b, target, depth + 1, visit);
+    }
+    for branch in object
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for_each_static_part(b, branch, depth + 1, visit);
+    }
+}
+
+/// Properties a schema pins to one value (`const`, or a one-value `enum`).
+fn gather_consts<F: Json>(b: &Build<'_, F>, value: &Value, out: &mut Vec<(String, Value)>) {
+    for_each_static_part(b, value, 0, &mut |object| {
+        for (key, schema) in object
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
             let schema = b.resolve(schema);
             let pinned = schema.get("const").or_else(|| {
                 schema
@@ -383,21 +429,22 @@ fn gather_consts<F: Json>(
                 out.push((key.clone(), pinned.clone()));
             }
         }
-    }
-    if let Some(target) = object
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(local_pointer)
-        .and_then(|pointer| b.root.pointer(&pointer))
-    {
-        gather_consts(b, target, out, depth + 1);
-    }
-    for branch in object
-        .get("allOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        gather_consts(b, branch, out, depth + 1);
-    }
+    });
+}
+
+/// Properties a schema requires.
+fn gather_required<F: Json>(b: &Build<'_, F>, value: &Value, out: &mut Vec<String>) {
+    for_each_static_part(b, value, 0, &mut |object| {
+        for key in object
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if !out.iter().any(|existing| existing == key) {
+                out.push(key.to_owned());
+            }
+        }
+    });
 }

@@ -1,0 +1,84 @@
+//! Benches named `gate/<case>/<op>`: `check` is the whole gate (copy,
+//! tape, duplicate keys, classify, lane, header binding, dispatch,
+//! schema); `serde_jsonschema` is the baseline a user would write —
+//! `serde_json::from_slice` plus `jsonschema` with the same root.
+
+#[path = "../tests/support/bodies.rs"]
+mod bodies;
+
+use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
+use mcpgate::gate::{Gate, GateConfig, Scratch, Verdict};
+use mcpgate::protocol::{RootKind, SchemaDocument, compile_root};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn valid_calls(c: &mut Criterion) {
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    let mut scratch = Scratch::default();
+    let document = SchemaDocument::Mcp2026_07_28.parse();
+    let baseline = compile_root(&document, &RootKind::Request("tools/call").key()).unwrap();
+    for (case, size) in [("tools_call_516b", 516), ("tools_call_20kb", 20 * 1024)] {
+        let (headers, body) = bodies::tools_call_body(size);
+        assert!(matches!(
+            gate.check_with(&mut scratch, headers.as_slice(), &body),
+            Verdict::Allow(_)
+        ));
+        let mut group = c.benchmark_group(format!("gate/{case}"));
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        group.bench_function("check", |b| {
+            b.iter(|| {
+                matches!(
+                    gate.check_with(&mut scratch, headers.as_slice(), black_box(&body)),
+                    Verdict::Allow(_)
+                )
+            })
+        });
+        group.bench_function("serde_jsonschema", |b| {
+            b.iter(|| {
+                let value: serde_json::Value = serde_json::from_slice(black_box(&body)).unwrap();
+                baseline.is_valid(&value)
+            })
+        });
+        group.finish();
+    }
+}
+
+fn invalid(c: &mut Criterion) {
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    let mut scratch = Scratch::default();
+    let (headers, _) = bodies::tools_call_body(516);
+    let small = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"get_weather","arguments":[1,2]}}"#;
+    assert!(matches!(
+        gate.check_with(&mut scratch, headers.as_slice(), small),
+        Verdict::Reject(_)
+    ));
+    c.bench_function("gate/invalid_small/check", |b| {
+        b.iter(|| {
+            matches!(
+                gate.check_with(&mut scratch, headers.as_slice(), black_box(small)),
+                Verdict::Reject(_)
+            )
+        })
+    });
+
+    let listen = bodies::listen_headers();
+    let mut group = c.benchmark_group("gate/wrong_items");
+    group.sample_size(10);
+    for count in [10_000usize, 100_000] {
+        let body = bodies::wrong_items_body(count);
+        group.throughput(Throughput::Elements(count as u64));
+        group.bench_with_input(BenchmarkId::new("check", count), &body, |b, body| {
+            b.iter(|| {
+                matches!(
+                    gate.check_with(&mut scratch, listen.as_slice(), black_box(body)),
+                    Verdict::Reject(_)
+                )
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, valid_calls, invalid);
+criterion_main!(benches);

@@ -1,0 +1,218 @@
+//! `mcpgate check`: each input is one message (a file, or one line of
+//! NDJSON on standard input); print what the gateway would answer.
+//! Exit 0 when every message was allowed, 1 when any was refused, 2 on a
+//! usage error.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use crate::gate::binding::name_member;
+use crate::gate::headers::names;
+use crate::gate::{Gate, GateConfig, Verdict};
+use crate::protocol::{Lane, Revision};
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Check as if sent with this `MCP-Protocol-Version` (absent: the
+    /// header is not sent, which means 2025-03-26). On the 2026-07-28 lane
+    /// `Mcp-Method` and `Mcp-Name` are filled from the body, as a client
+    /// sends them, unless given with --header.
+    #[arg(long)]
+    pub revision: Option<String>,
+    /// A request header, `Name: value`; repeatable.
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// `ndjson`: one JSON object per input. Default: a readable report.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Files holding one message each; `-` (or none) reads NDJSON from
+    /// standard input, one message per line.
+    pub inputs: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    Ndjson,
+}
+
+pub fn run(args: CheckArgs) -> ExitCode {
+    match run_inner(args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(message) => {
+            eprintln!("mcpgate check: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_inner(args: CheckArgs) -> Result<bool, String> {
+    let mut headers: Vec<(String, Vec<u8>)> = Vec::new();
+    for header in &args.headers {
+        let (name, value) = header
+            .split_once(':')
+            .ok_or_else(|| format!("--header {header:?}: expected 'Name: value'"))?;
+        headers.push((name.trim().to_owned(), value.trim().as_bytes().to_vec()));
+    }
+    let revision = match &args.revision {
+        None => None,
+        Some(text) => Some(Revision::parse(text).ok_or_else(|| {
+            let known: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
+            format!("--revision {text:?}: not one of {}", known.join(", "))
+        })?),
+    };
+    if let Some(revision) = revision
+        && !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(names::PROTOCOL_VERSION))
+    {
+        headers.push((
+            names::PROTOCOL_VERSION.to_owned(),
+            revision.as_str().as_bytes().to_vec(),
+        ));
+    }
+    let fill_mirrors = revision.is_some_and(|r| r.lane() == Lane::Modern);
+    let gate = Gate::new(GateConfig::default()).map_err(|e| e.to_string())?;
+
+    let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
+    let stdin_requested =
+        args.inputs.is_empty() || args.inputs.iter().any(|p| p.as_os_str() == "-");
+    for path in &args.inputs {
+        if path.as_os_str() == "-" {
+            continue;
+        }
+        let body = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        inputs.push((path.display().to_string(), body));
+    }
+    if stdin_requested {
+        let stdin = std::io::stdin();
+        for (n, line) in stdin.lock().split(b'\n').enumerate() {
+            let line = line.map_err(|e| format!("standard input: {e}"))?;
+            let line = line.strip_suffix(b"\r").map(<[u8]>::to_vec).unwrap_or(line);
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            inputs.push((format!("stdin:{}", n + 1), line));
+        }
+    }
+
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut all_allowed = true;
+    for (name, body) in &inputs {
+        let mut message_headers = headers.clone();
+        if fill_mirrors {
+            add_mirror_headers(&mut message_headers, body);
+        }
+        let verdict = gate.check(message_headers.as_slice(), body);
+        all_allowed &= matches!(verdict, Verdict::Allow(_));
+        let written = match args.format {
+            Some(Format::Ndjson) => write_ndjson(&mut out, &verdict),
+            None => write_report(&mut out, name, &verdict),
+        };
+        written.map_err(|e| format!("standard output: {e}"))?;
+    }
+    Ok(all_allowed)
+}
+
+/// `Mcp-Method` and `Mcp-Name` as a 2026-07-28 client sends them, where
+/// the caller did not give them.
+fn add_mirror_headers(headers: &mut Vec<(String, Vec<u8>)>, body: &[u8]) {
+    let Ok(serde_json::Value::Object(message)) = serde_json::from_slice::<serde_json::Value>(body)
+    else {
+        return;
+    };
+    let has = |headers: &Vec<(String, Vec<u8>)>, name: &str| {
+        headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+    };
+    let Some(method) = message.get("method").and_then(|m| m.as_str()) else {
+        return;
+    };
+    if !has(headers, names::METHOD) {
+        headers.push((names::METHOD.to_owned(), method.as_bytes().to_vec()));
+    }
+    let value = name_member(method).and_then(|member| message.get("params")?.get(member)?.as_str());
+    if let Some(value) = value
+        && !has(headers, names::NAME)
+    {
+        let encoded = if value.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+            value.as_bytes().to_vec()
+        } else {
+            use base64::Engine as _;
+            format!(
+                "=?base64?{}?=",
+                base64::engine::general_purpose::STANDARD.encode(value)
+            )
+            .into_bytes()
+        };
+        headers.push((names::NAME.to_owned(), encoded));
+    }
+}
+
+fn write_ndjson(out: &mut impl Write, verdict: &Verdict<'_>) -> std::io::Result<()> {
+    let line = match verdict {
+        Verdict::Allow(_) => serde_json::json!({
+            "verdict": "allow", "status": allow_status(verdict), "rejecter": null, "reason": null, "body": null
+        }),
+        Verdict::Reject(rejection) => serde_json::json!({
+            "verdict": "reject",
+            "status": rejection.status,
+            "rejecter": rejection.rejecter().as_str(),
+            "reason": rejection.row().name,
+            "body": serde_json::from_slice::<serde_json::Value>(&rejection.body).unwrap_or(serde_json::Value::Null),
+        }),
+    };
+    serde_json::to_writer(&mut *out, &line)?;
+    out.write_all(b"\n")
+}
+
+/// The status the transport answers an allowed message with when it
+/// answers itself (verdict service): 204 for requests (let it through),
+/// 202 for notifications and client answers.
+fn allow_status(verdict: &Verdict<'_>) -> u16 {
+    match verdict {
+        Verdict::Allow(allowed) if !allowed.expects_response() => 202,
+        _ => 204,
+    }
+}
+
+fn write_report(out: &mut impl Write, name: &str, verdict: &Verdict<'_>) -> std::io::Result<()> {
+    match verdict {
+        Verdict::Allow(allowed) => writeln!(
+            out,
+            "{name}: allow — {} {} ({})",
+            allowed.kind.as_str(),
+            allowed.method.unwrap_or("-"),
+            allowed.revision
+        ),
+        Verdict::Reject(rejection) => {
+            let body: serde_json::Value =
+                serde_json::from_slice(&rejection.body).unwrap_or_default();
+            writeln!(
+                out,
+                "{name}: reject — {} {}/{}: {}",
+                rejection.status,
+                rejection.rejecter().as_str(),
+                rejection.row().name,
+                body["error"]["message"].as_str().unwrap_or_default()
+            )?;
+            if let Some(errors) = body["error"]["data"]["errors"].as_array() {
+                for location in errors {
+                    let path = location["path"].as_str().unwrap_or_default();
+                    for problem in location["problems"].as_array().into_iter().flatten() {
+                        writeln!(
+                            out,
+                            "    {}: {}",
+                            if path.is_empty() { "(message)" } else { path },
+                            problem.as_str().unwrap_or_default()
+                        )?;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}

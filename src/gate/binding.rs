@@ -1,0 +1,203 @@
+//! Stage 5 (modern lane): the headers that mirror the body must equal it.
+//! `Mcp-Method` on every request (and on a notification that sends it),
+//! `Mcp-Name` on `tools/call` and `prompts/get` (`params.name`) and
+//! `resources/read` (`params.uri`). Values may use the sentinel
+//! `=?base64?…?=` (markers case-sensitive) and are decoded before the
+//! comparison.
+
+use std::borrow::Cow;
+
+use base64::Engine as _;
+
+use super::classify::{Classified, Kind};
+use super::headers::{RequestHeaders, names};
+
+/// A header that does not mirror the body.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Mismatch<'a> {
+    pub header: &'static str,
+    /// The body's value.
+    pub expected: &'a str,
+    /// The header's value as sent (decoded when in the base64 sentinel),
+    /// `None` when the header is absent.
+    pub received: Option<Cow<'a, [u8]>>,
+    /// Why, in the gateway's words.
+    pub cause: MismatchCause,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MismatchCause {
+    Missing,
+    Differs,
+    /// Characters a header value may not hold, or a sentinel that does not
+    /// decode to UTF-8 text.
+    Malformed,
+}
+
+impl MismatchCause {
+    pub fn describe(self) -> &'static str {
+        match self {
+            MismatchCause::Missing => "is required but absent",
+            MismatchCause::Differs => "does not match the body",
+            MismatchCause::Malformed => "is not a valid header value",
+        }
+    }
+}
+
+/// The member of `params` that `Mcp-Name` mirrors for `method`.
+pub fn name_member(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+pub fn check<'a>(
+    message: &Classified<'a>,
+    headers: &'a (impl RequestHeaders + ?Sized),
+) -> Result<(), Mismatch<'a>> {
+    let Some(method) = message.method else {
+        return Ok(());
+    };
+    let required = message.kind == Kind::Request;
+    compare(
+        names::METHOD,
+        method,
+        headers.header(names::METHOD),
+        required,
+        false,
+    )?;
+    if let Some(member) = name_member(method) {
+        // A missing or non-string member is the schema stage's to report.
+        if let Some(value) = message
+            .params
+            .and_then(|p| p.get(member))
+            .and_then(|v| v.as_str())
+        {
+            compare(
+                names::NAME,
+                value,
+                headers.header(names::NAME),
+                required,
+                true,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Compares one mirrored header with the body's value.
+pub fn compare<'a>(
+    header: &'static str,
+    expected: &'a str,
+    value: Option<&'a [u8]>,
+    required: bool,
+    sentinel: bool,
+) -> Result<(), Mismatch<'a>> {
+    let Some(raw) = value else {
+        return if required {
+            Err(Mismatch {
+                header,
+                expected,
+                received: None,
+                cause: MismatchCause::Missing,
+            })
+        } else {
+            Ok(())
+        };
+    };
+    let decoded = if sentinel {
+        decode_sentinel(raw)
+    } else {
+        Some(Cow::Borrowed(raw))
+    };
+    let Some(decoded) = decoded.filter(|_| is_field_value(raw)) else {
+        return Err(Mismatch {
+            header,
+            expected,
+            received: Some(Cow::Borrowed(raw)),
+            cause: MismatchCause::Malformed,
+        });
+    };
+    if decoded.as_ref() == expected.as_bytes() {
+        Ok(())
+    } else {
+        Err(Mismatch {
+            header,
+            expected,
+            received: Some(decoded),
+            cause: MismatchCause::Differs,
+        })
+    }
+}
+
+/// A header value in the `=?base64?…?=` sentinel, decoded; any other value
+/// as it is. `None` for a sentinel that is not base64 of UTF-8 text.
+pub fn decode_sentinel(raw: &[u8]) -> Option<Cow<'_, [u8]>> {
+    const OPEN: &[u8] = b"=?base64?";
+    const CLOSE: &[u8] = b"?=";
+    let Some(inner) = raw
+        .strip_prefix(OPEN)
+        .and_then(|rest| rest.strip_suffix(CLOSE))
+    else {
+        return Some(Cow::Borrowed(raw));
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(inner)
+        .ok()?;
+    std::str::from_utf8(&bytes).ok()?;
+    Some(Cow::Owned(bytes))
+}
+
+/// RFC 9110 field-value characters: visible ASCII, space and tab. Non-ASCII
+/// text travels in the base64 sentinel.
+fn is_field_value(raw: &[u8]) -> bool {
+    raw.iter()
+        .all(|&b| b == b'\t' || (b' '..=b'~').contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_base64_sentinel_is_decoded_and_its_markers_are_case_sensitive() {
+        assert_eq!(
+            decode_sentinel(b"=?base64?dMO2w7ZsX3VuaWNvZGU=?=")
+                .unwrap()
+                .as_ref(),
+            "tööl_unicode".as_bytes()
+        );
+        assert_eq!(
+            decode_sentinel(b"=?BASE64?SGVsbG8=?=").unwrap().as_ref(),
+            b"=?BASE64?SGVsbG8=?="
+        );
+        assert_eq!(decode_sentinel(b"=?base64?not base64!?="), None);
+        assert_eq!(decode_sentinel(b"plain").unwrap().as_ref(), b"plain");
+    }
+
+    #[test]
+    fn a_missing_required_header_names_itself_and_omits_received() {
+        let mismatch = compare(names::METHOD, "tools/list", None, true, false).unwrap_err();
+        assert_eq!(mismatch.cause, MismatchCause::Missing);
+        assert_eq!(mismatch.received, None);
+        assert!(compare(names::METHOD, "tools/list", None, false, false).is_ok());
+    }
+
+    #[test]
+    fn control_characters_and_raw_non_ascii_are_malformed() {
+        for raw in [&b"ec\rho"[..], b"ec\nho", "tööl".as_bytes(), b"a\0b"] {
+            let mismatch = compare(names::NAME, "echo", Some(raw), true, true).unwrap_err();
+            assert_eq!(mismatch.cause, MismatchCause::Malformed);
+        }
+    }
+
+    #[test]
+    fn equal_values_pass_and_different_ones_report_both() {
+        assert!(compare(names::NAME, "echo", Some(b"echo"), true, true).is_ok());
+        let mismatch = compare(names::NAME, "echo", Some(b"other"), true, true).unwrap_err();
+        assert_eq!(mismatch.expected, "echo");
+        assert_eq!(mismatch.received.as_deref(), Some(&b"other"[..]));
+    }
+}

@@ -1,0 +1,184 @@
+//! Stage 3: tag a parsed body once (DESIGN.md §5); later stages branch on
+//! the tag. No allocation, except the echo-ready copy of a request id.
+
+use std::io::Write as _;
+
+use smallvec::SmallVec;
+
+use super::parse::{NodeKind, TapeNode};
+use crate::gate::distill::ECHO_BOUND;
+
+/// What a body is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `method` is a string and `id` a request id: the only kind whose id
+    /// is echoed.
+    Request,
+    /// `method` is a string and `id` is present but not a request id.
+    UnidentifiedRequest,
+    /// `method` is a string and there is no `id`.
+    Notification,
+    /// A client's answer to a server request: `id` beside `result`.
+    Result,
+    /// A client's error answer to a server request: `error`, no `method`.
+    Error,
+    /// Anything else.
+    Unknown,
+}
+
+impl Kind {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Kind::Request => "request",
+            Kind::UnidentifiedRequest => "unidentified_request",
+            Kind::Notification => "notification",
+            Kind::Result => "result",
+            Kind::Error => "error",
+            Kind::Unknown => "unknown",
+        }
+    }
+}
+
+/// A request id as the JSON text an answer repeats (a string literal or
+/// an integer), at most the echo bound long.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestId(SmallVec<[u8; 40]>);
+
+impl RequestId {
+    pub fn json(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The id of a request, if `node` is one (a string, or a number with an
+    /// integral value that fits 64 bits). A string over the echo bound is
+    /// still an id but is not repeated: `Some(None)`.
+    fn read(node: TapeNode<'_>) -> Option<Option<RequestId>> {
+        match node.kind() {
+            NodeKind::String => {
+                let text = node.as_str()?;
+                if text.len() > ECHO_BOUND {
+                    return Some(None);
+                }
+                let mut out = SmallVec::new();
+                // Writing a &str into a Vec-like buffer cannot fail.
+                serde_json::to_writer(&mut SmallWriter(&mut out), text).ok()?;
+                Some(Some(RequestId(out)))
+            }
+            NodeKind::Number if node.is_integer() => {
+                let mut out = SmallVec::new();
+                let mut writer = SmallWriter(&mut out);
+                if let Some(n) = node.as_i64() {
+                    write!(writer, "{n}").ok()?;
+                } else {
+                    write!(writer, "{}", node.as_u64()?).ok()?;
+                }
+                Some(Some(RequestId(out)))
+            }
+            _ => None,
+        }
+    }
+}
+
+struct SmallWriter<'a>(&'a mut SmallVec<[u8; 40]>);
+
+impl std::io::Write for SmallWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A classified body.
+#[derive(Clone, Debug)]
+pub struct Classified<'p> {
+    pub kind: Kind,
+    /// The method, for requests, unidentified requests and notifications.
+    pub method: Option<&'p str>,
+    /// `params`, when present.
+    pub params: Option<TapeNode<'p>>,
+    /// The id to echo: only ever read through [`Classified::echoed_id`].
+    id: Option<RequestId>,
+}
+
+impl<'p> Classified<'p> {
+    /// The id echo rule, in one place: only a request has its id repeated.
+    pub fn echoed_id(&self) -> Option<&RequestId> {
+        match self.kind {
+            Kind::Request => self.id.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// Tags a parsed body's root.
+pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
+    let unknown = Classified {
+        kind: Kind::Unknown,
+        method: None,
+        params: None,
+        id: None,
+    };
+    if root.kind() != NodeKind::Object {
+        return unknown;
+    }
+    let mut method = None;
+    let mut id = None;
+    let mut params = None;
+    let mut has_result = false;
+    let mut has_error = false;
+    let mut method_present = false;
+    for (key, value) in root.members() {
+        match key {
+            "method" => {
+                method_present = true;
+                method = value.as_str();
+            }
+            "id" => id = Some(value),
+            "params" => params = Some(value),
+            "result" => has_result = true,
+            "error" => has_error = true,
+            _ => {}
+        }
+    }
+    if let Some(method) = method {
+        return match id {
+            None => Classified {
+                kind: Kind::Notification,
+                method: Some(method),
+                params,
+                id: None,
+            },
+            Some(id) => match RequestId::read(id) {
+                Some(echo) => Classified {
+                    kind: Kind::Request,
+                    method: Some(method),
+                    params,
+                    id: echo,
+                },
+                None => Classified {
+                    kind: Kind::UnidentifiedRequest,
+                    method: Some(method),
+                    params,
+                    id: None,
+                },
+            },
+        };
+    }
+    if method_present {
+        return unknown;
+    }
+    match (has_result, has_error) {
+        (true, false) if id.is_some() => Classified {
+            kind: Kind::Result,
+            ..unknown
+        },
+        (false, true) => Classified {
+            kind: Kind::Error,
+            ..unknown
+        },
+        _ => unknown,
+    }
+}

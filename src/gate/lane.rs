@@ -1,0 +1,152 @@
+//! Stage 4: choose the lane from `MCP-Protocol-Version` and check the
+//! protocol fields a 2026-07-28 request carries in `params._meta`.
+
+use super::classify::{Classified, Kind};
+use super::headers::{RequestHeaders, names};
+use super::parse::{NodeKind, TapeNode};
+use crate::protocol::{Lane, Revision};
+
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// Why a message has no lane, or breaks its lane's protocol fields.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LaneRefusal<'a> {
+    /// A version no lane serves (from the header, or from `_meta`).
+    Unsupported { requested: &'a [u8] },
+    /// `_meta` disagrees with `MCP-Protocol-Version` (`header` is `None`
+    /// when the header is absent).
+    VersionMismatch {
+        body: &'a str,
+        header: Option<&'a [u8]>,
+    },
+    /// A required `_meta` field is missing or of the wrong type.
+    ProtocolField(ProtocolFieldProblem),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProtocolFieldProblem {
+    /// The member at fault, as a pointer below the message.
+    pub pointer: &'static str,
+    /// The JSON type found there, `None` if missing.
+    pub found: Option<NodeKind>,
+    /// What the member must be.
+    pub expected: &'static str,
+    /// For a missing member: its name (in the parent at `pointer`).
+    pub missing: Option<&'static str>,
+}
+
+/// The revision named by the header (absent: 2025-03-26), if served.
+pub fn select<'h>(
+    headers: &'h (impl RequestHeaders + ?Sized),
+    served: &[Revision],
+) -> Result<Revision, LaneRefusal<'h>> {
+    let Some(value) = headers.header(names::PROTOCOL_VERSION) else {
+        return if served.contains(&Revision::DEFAULT_WITHOUT_HEADER) {
+            Ok(Revision::DEFAULT_WITHOUT_HEADER)
+        } else {
+            Err(LaneRefusal::Unsupported {
+                requested: Revision::DEFAULT_WITHOUT_HEADER.as_str().as_bytes(),
+            })
+        };
+    };
+    std::str::from_utf8(value)
+        .ok()
+        .and_then(|text| Revision::parse(text.trim()))
+        .filter(|revision| served.contains(revision))
+        .ok_or(LaneRefusal::Unsupported { requested: value })
+}
+
+/// The protocol fields of a request on `revision`'s lane.
+pub fn check_protocol_fields<'a>(
+    revision: Revision,
+    message: &Classified<'a>,
+    header: Option<&'a [u8]>,
+    served: &[Revision],
+) -> Result<(), LaneRefusal<'a>> {
+    if message.kind != Kind::Request {
+        return Ok(());
+    }
+    // Params that are missing or not an object are the schema stage's to
+    // report (an envelope problem).
+    let Some(params) = message.params.filter(|p| p.kind() == NodeKind::Object) else {
+        return Ok(());
+    };
+    let meta = params.get("_meta");
+    let version = meta.and_then(|m| m.get(META_PROTOCOL_VERSION));
+    match revision.lane() {
+        Lane::Legacy => {
+            // A 2026 client speaking through a 2025 header: the body names
+            // a version the header does not.
+            if let Some(body) = version.and_then(|v| v.as_str())
+                && header.is_none_or(|h| h != body.as_bytes())
+            {
+                return Err(LaneRefusal::VersionMismatch { body, header });
+            }
+            Ok(())
+        }
+        Lane::Modern => {
+            let meta = require(meta, "/params/_meta", NodeKind::Object, "_meta", "/params")?;
+            let version = require(
+                version,
+                "/params/_meta/io.modelcontextprotocol~1protocolVersion",
+                NodeKind::String,
+                META_PROTOCOL_VERSION,
+                "/params/_meta",
+            )?;
+            let body = version.as_str().unwrap_or_default();
+            let body_revision = Revision::parse(body).filter(|r| served.contains(r));
+            if body_revision.is_none_or(|r| r.lane() != Lane::Modern) {
+                return Err(LaneRefusal::Unsupported {
+                    requested: body.as_bytes(),
+                });
+            }
+            if header.is_none_or(|h| h != body.as_bytes()) {
+                return Err(LaneRefusal::VersionMismatch { body, header });
+            }
+            require(
+                meta.get(META_CLIENT_CAPABILITIES),
+                "/params/_meta/io.modelcontextprotocol~1clientCapabilities",
+                NodeKind::Object,
+                META_CLIENT_CAPABILITIES,
+                "/params/_meta",
+            )?;
+            Ok(())
+        }
+    }
+}
+
+fn require<'a>(
+    node: Option<TapeNode<'a>>,
+    pointer: &'static str,
+    expected: NodeKind,
+    name: &'static str,
+    parent: &'static str,
+) -> Result<TapeNode<'a>, LaneRefusal<'a>> {
+    match node {
+        Some(node) if node.kind() == expected => Ok(node),
+        Some(node) => Err(LaneRefusal::ProtocolField(ProtocolFieldProblem {
+            pointer,
+            found: Some(node.kind()),
+            expected: kind_name(expected),
+            missing: None,
+        })),
+        None => Err(LaneRefusal::ProtocolField(ProtocolFieldProblem {
+            pointer: parent,
+            found: None,
+            expected: kind_name(expected),
+            missing: Some(name),
+        })),
+    }
+}
+
+pub fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Null => "null",
+        NodeKind::Bool => "boolean",
+        NodeKind::Number => "number",
+        NodeKind::String => "string",
+        NodeKind::Array => "array",
+        NodeKind::Object => "object",
+    }
+}

@@ -1,0 +1,231 @@
+//! The rejection table: every (rejecter, reason) the gateway can answer
+//! with, its HTTP status, its error condition and the data keys it may
+//! carry. Indexed by [`Reason`], so a reason without a row cannot exist.
+
+use super::codes::{Condition, DataKey};
+
+/// The stage that refused a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rejecter {
+    Wire,
+    Parse,
+    Classify,
+    Lane,
+    Binding,
+    Dispatch,
+    Schema,
+}
+
+impl Rejecter {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Rejecter::Wire => "wire",
+            Rejecter::Parse => "parse",
+            Rejecter::Classify => "classify",
+            Rejecter::Lane => "lane",
+            Rejecter::Binding => "binding",
+            Rejecter::Dispatch => "dispatch",
+            Rejecter::Schema => "schema",
+        }
+    }
+}
+
+/// Why a message was refused; each has exactly one [`Row`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    BodyTooLarge,
+    MalformedJson,
+    Batch,
+    DuplicateKey,
+    TooDeep,
+    UnidentifiedRequest,
+    UnknownMessage,
+    UnsupportedProtocolVersion,
+    ProtocolField,
+    HeaderMismatch,
+    MethodNotFound,
+    MethodNotFoundLegacy,
+    InvalidParams,
+    InvalidRequest,
+}
+
+/// One row of the table.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    pub reason: Reason,
+    pub rejecter: Rejecter,
+    /// The reason as it appears in metrics and logs.
+    pub name: &'static str,
+    pub status: u16,
+    pub condition: Condition,
+    /// Keys `error.data` may hold for this row (none: no `data`).
+    pub data: &'static [DataKey],
+}
+
+use DataKey as K;
+
+pub const TABLE: [Row; 14] = [
+    row(
+        Reason::BodyTooLarge,
+        Rejecter::Wire,
+        "body_too_large",
+        413,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::MalformedJson,
+        Rejecter::Parse,
+        "malformed_json",
+        400,
+        Condition::ParseError,
+        &[],
+    ),
+    row(
+        Reason::Batch,
+        Rejecter::Parse,
+        "batch",
+        400,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::DuplicateKey,
+        Rejecter::Parse,
+        "duplicate_key",
+        400,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::TooDeep,
+        Rejecter::Parse,
+        "too_deep",
+        400,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::UnidentifiedRequest,
+        Rejecter::Classify,
+        "unidentified_request",
+        400,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::UnknownMessage,
+        Rejecter::Classify,
+        "unknown",
+        400,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::UnsupportedProtocolVersion,
+        Rejecter::Lane,
+        "unsupported_protocol_version",
+        400,
+        Condition::UnsupportedProtocolVersion,
+        &[K::Supported, K::Requested],
+    ),
+    row(
+        Reason::ProtocolField,
+        Rejecter::Lane,
+        "protocol_field",
+        400,
+        Condition::InvalidParams,
+        &[K::Errors, K::Total],
+    ),
+    row(
+        Reason::HeaderMismatch,
+        Rejecter::Binding,
+        "header_mismatch",
+        400,
+        Condition::HeaderMismatch,
+        &[K::Header, K::Expected, K::Received],
+    ),
+    row(
+        Reason::MethodNotFound,
+        Rejecter::Dispatch,
+        "method_not_found",
+        404,
+        Condition::MethodNotFound,
+        &[],
+    ),
+    // The 2025 transports answer JSON-RPC errors with 200.
+    row(
+        Reason::MethodNotFoundLegacy,
+        Rejecter::Dispatch,
+        "method_not_found_legacy",
+        200,
+        Condition::MethodNotFound,
+        &[],
+    ),
+    row(
+        Reason::InvalidParams,
+        Rejecter::Schema,
+        "invalid_params",
+        400,
+        Condition::InvalidParams,
+        &[K::Errors, K::Total],
+    ),
+    row(
+        Reason::InvalidRequest,
+        Rejecter::Schema,
+        "invalid_request",
+        400,
+        Condition::InvalidRequest,
+        &[K::Errors, K::Total],
+    ),
+];
+
+const fn row(
+    reason: Reason,
+    rejecter: Rejecter,
+    name: &'static str,
+    status: u16,
+    condition: Condition,
+    data: &'static [DataKey],
+) -> Row {
+    Row {
+        reason,
+        rejecter,
+        name,
+        status,
+        condition,
+        data,
+    }
+}
+
+impl Reason {
+    pub const fn row(self) -> &'static Row {
+        &TABLE[self as usize]
+    }
+
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_sits_at_its_reasons_index_and_names_are_unique() {
+        let mut names = std::collections::BTreeSet::new();
+        for (index, row) in TABLE.iter().enumerate() {
+            assert_eq!(
+                row.reason as usize, index,
+                "{:?} is out of place",
+                row.reason
+            );
+            assert!(
+                names.insert((row.rejecter.as_str(), row.name)),
+                "{} twice",
+                row.name
+            );
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! `mcpgate check` as a user runs it: NDJSON on stdin or files, one
+//! verdict per input, exit 0 / 1 / 2.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+const VALID_2026: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"text":"hi"}}}"#;
+const WRONG_2026: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":5}}"#;
+
+#[test]
+fn ndjson_prints_one_verdict_per_line_and_exits_1_when_any_is_refused() {
+    let input = format!("{VALID_2026}\n{WRONG_2026}\n{{not json\n");
+    let (code, stdout, stderr) = run(
+        &[
+            "check",
+            "--revision",
+            "2026-07-28",
+            "--format",
+            "ndjson",
+            "-",
+        ],
+        &input,
+    );
+    assert_eq!(code, 1, "{stderr}");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        lines[0],
+        json!({"verdict":"allow","status":204,"rejecter":null,"reason":null,"body":null})
+    );
+    assert_eq!(lines[1]["verdict"], "reject");
+    assert_eq!(lines[1]["status"], 400);
+    assert_eq!(lines[1]["rejecter"], "schema");
+    assert_eq!(lines[1]["reason"], "invalid_params");
+    assert_eq!(lines[1]["body"]["id"], 2);
+    assert_eq!(
+        lines[1]["body"]["error"]["data"]["errors"][0]["path"],
+        "/params/name"
+    );
+    assert_eq!(lines[2]["reason"], "malformed_json");
+    assert_eq!(lines[2]["body"]["id"], Value::Null);
+}
+
+#[test]
+fn all_allowed_exits_0_with_a_readable_report() {
+    let (code, stdout, _) = run(
+        &["check", "--revision", "2026-07-28"],
+        &format!("{VALID_2026}\n"),
+    );
+    assert_eq!(code, 0);
+    assert!(stdout.contains("allow"), "{stdout}");
+    assert!(stdout.contains("tools/call"), "{stdout}");
+}
+
+#[test]
+fn a_refusal_report_names_the_location_and_problem() {
+    let (code, stdout, _) = run(
+        &["check", "--revision", "2026-07-28"],
+        &format!("{WRONG_2026}\n"),
+    );
+    assert_eq!(code, 1);
+    assert!(stdout.contains("reject"), "{stdout}");
+    assert!(stdout.contains("/params/name"), "{stdout}");
+}
+
+#[test]
+fn files_are_one_message_each_and_headers_can_be_given() {
+    let dir = std::env::temp_dir().join(format!("mcpgate-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("call.json");
+    std::fs::write(&file, VALID_2026).unwrap();
+    let path = file.to_str().unwrap();
+    let (code, stdout, _) = run(
+        &[
+            "check",
+            "--revision",
+            "2026-07-28",
+            "--header",
+            "Mcp-Name: other",
+            "--format",
+            "ndjson",
+            path,
+        ],
+        "",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 1);
+    let line: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(line["reason"], "header_mismatch");
+    assert_eq!(line["body"]["error"]["data"]["received"], "other");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(run(&["check", "--revision", "1999-01-01"], "").0, 2);
+    assert_eq!(run(&["check", "--header", "no-colon"], "").0, 2);
+    assert_eq!(run(&["check", "/no/such/file.json"], "").0, 2);
+    assert_eq!(run(&["check", "--format", "xml"], "").0, 2);
+}
+
+#[test]
+fn without_a_revision_the_message_is_checked_on_the_legacy_default() {
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let (code, stdout, _) = run(&["check", "--format", "ndjson"], &format!("{ping}\n"));
+    assert_eq!(code, 0, "{stdout}");
+}

@@ -1,0 +1,500 @@
+//! The gate as a library: official examples pass, every rejection-table
+//! row is reachable and answered as its row says, every answer is a
+//! well-formed envelope, and nothing of the request is echoed beyond the
+//! echo bound.
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use mcpgate::gate::{Gate, GateConfig, Verdict};
+use mcpgate::reject::codes::DataKey;
+use mcpgate::reject::{Reason, TABLE};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use support::*;
+
+fn gate() -> Gate {
+    Gate::new(GateConfig::default()).unwrap()
+}
+
+fn reject_body(verdict: &Verdict<'_>) -> Value {
+    match verdict {
+        Verdict::Reject(rejection) => serde_json::from_slice(&rejection.body).expect("a JSON body"),
+        Verdict::Allow(allowed) => panic!("allowed: {allowed:?}"),
+    }
+}
+
+#[test]
+fn every_official_client_example_is_allowed_on_the_modern_lane() {
+    let gate = gate();
+    let examples = official_client_examples();
+    assert!(examples.len() >= 11);
+    for (name, message) in examples {
+        let body = serde_json::to_vec(&message).unwrap();
+        match gate.check(modern_headers(&message).as_slice(), &body) {
+            Verdict::Allow(allowed) => {
+                assert_eq!(allowed.method, message["method"].as_str(), "{name}")
+            }
+            Verdict::Reject(r) => panic!("{name}: {}", String::from_utf8_lossy(&r.body)),
+        }
+    }
+}
+
+#[test]
+fn every_own_seed_is_allowed_on_its_lane() {
+    let gate = gate();
+    for message in own_seeds("2026-07-28") {
+        let body = serde_json::to_vec(&message).unwrap();
+        let verdict = gate.check(modern_headers(&message).as_slice(), &body);
+        assert!(
+            matches!(verdict, Verdict::Allow(_)),
+            "{message}: {verdict:?}"
+        );
+    }
+    for message in own_seeds("2025-11-25") {
+        let body = serde_json::to_vec(&message).unwrap();
+        let verdict = gate.check(legacy_headers().as_slice(), &body);
+        assert!(
+            matches!(verdict, Verdict::Allow(_)),
+            "{message}: {verdict:?}"
+        );
+    }
+}
+
+/// One message that triggers `reason`, with the id its answer must carry.
+/// The match is exhaustive: a new row needs a new scenario.
+fn scenario(reason: Reason) -> (Vec<(String, String)>, Vec<u8>, Value) {
+    let modern = |message: &Value| {
+        (
+            modern_headers(message),
+            serde_json::to_vec(message).unwrap(),
+        )
+    };
+    let list = |id: Value| json!({"jsonrpc":"2.0","id":id,"method":"tools/list","params":{"_meta": meta()}});
+    match reason {
+        Reason::BodyTooLarge => {
+            let message = tools_call(json!(1), "echo", json!({"text": "x".repeat(8192)}));
+            let (h, b) = modern(&message);
+            (h, b, Value::Null)
+        }
+        Reason::MalformedJson => (
+            legacy_headers(),
+            br#"{"jsonrpc":"2.0","id":1,"#.to_vec(),
+            Value::Null,
+        ),
+        Reason::Batch => (
+            legacy_headers(),
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#.to_vec(),
+            Value::Null,
+        ),
+        Reason::DuplicateKey => (
+            legacy_headers(),
+            br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#.to_vec(),
+            Value::Null,
+        ),
+        Reason::TooDeep => {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":{}{}}}}}"#,
+                "[".repeat(200),
+                "]".repeat(200)
+            );
+            (legacy_headers(), body.into_bytes(), Value::Null)
+        }
+        Reason::UnidentifiedRequest => (
+            legacy_headers(),
+            br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#.to_vec(),
+            Value::Null,
+        ),
+        Reason::UnknownMessage => (
+            legacy_headers(),
+            br#"{"jsonrpc":"2.0","id":4}"#.to_vec(),
+            Value::Null,
+        ),
+        Reason::UnsupportedProtocolVersion => {
+            let message = list(json!(7));
+            let mut headers = modern_headers(&message);
+            headers[0].1 = "1999-01-01".to_owned();
+            (headers, serde_json::to_vec(&message).unwrap(), json!(7))
+        }
+        Reason::ProtocolField => {
+            let message = json!({"jsonrpc":"2.0","id":"pf","method":"tools/list",
+                "params":{"_meta":{"io.modelcontextprotocol/protocolVersion": MODERN}}});
+            let (h, b) = modern(&message);
+            (h, b, json!("pf"))
+        }
+        Reason::HeaderMismatch => {
+            let message = tools_call(json!(9), "echo", json!({}));
+            let (mut h, b) = modern(&message);
+            h.iter_mut().find(|(n, _)| n == "Mcp-Name").unwrap().1 = "other".to_owned();
+            (h, b, json!(9))
+        }
+        Reason::MethodNotFound => {
+            let message =
+                json!({"jsonrpc":"2.0","id":3,"method":"initialize","params":{"_meta": meta()}});
+            let (h, b) = modern(&message);
+            (h, b, json!(3))
+        }
+        Reason::MethodNotFoundLegacy => (
+            legacy_headers(),
+            br#"{"jsonrpc":"2.0","id":"m","method":"no/such"}"#.to_vec(),
+            json!("m"),
+        ),
+        Reason::InvalidParams => {
+            let mut message = tools_call(json!(11), "echo", json!({}));
+            message["params"]["name"] = json!(5);
+            let (h, b) = modern(&message);
+            (h, b, json!(11))
+        }
+        Reason::InvalidRequest => {
+            let mut message = list(json!(12));
+            message["jsonrpc"] = json!("1.0");
+            let (h, b) = modern(&message);
+            (h, b, json!(12))
+        }
+    }
+}
+
+#[test]
+fn every_rejection_row_is_reachable_answered_as_its_row_says_and_counted_once() {
+    let gate = Gate::new(GateConfig {
+        body_limit: 4096,
+        ..GateConfig::default()
+    })
+    .unwrap();
+    let official = OfficialError::load(MODERN);
+    for row in TABLE.iter() {
+        let (headers, body, id) = scenario(row.reason);
+        let before: Vec<u64> = TABLE
+            .iter()
+            .map(|r| gate.rejections().count(r.reason))
+            .collect();
+        let verdict = gate.check(headers.as_slice(), &body);
+        let Verdict::Reject(rejection) = &verdict else {
+            panic!("{:?} allowed", row.reason)
+        };
+        assert_eq!(
+            rejection.reason,
+            row.reason,
+            "{}",
+            String::from_utf8_lossy(&rejection.body)
+        );
+        assert_eq!(rejection.status, row.status);
+        let answer = reject_body(&verdict);
+        assert_eq!(
+            answer["error"]["code"],
+            json!(row.condition.code()),
+            "{:?}",
+            row.reason
+        );
+        assert_eq!(answer["id"], id, "{:?}: id echo", row.reason);
+        official.check(&answer).unwrap();
+        let keys: BTreeSet<DataKey> = answer["error"]["data"]
+            .as_object()
+            .map(|d| {
+                d.keys()
+                    .map(|k| DataKey::parse(k).unwrap_or_else(|| panic!("unlisted data key {k}")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let row_keys: BTreeSet<DataKey> = row.data.iter().copied().collect();
+        assert!(
+            keys.is_subset(&row_keys),
+            "{:?}: {keys:?} not within {row_keys:?}",
+            row.reason
+        );
+        let required: BTreeSet<DataKey> = row_keys
+            .iter()
+            .copied()
+            .filter(|k| *k != DataKey::Received)
+            .collect();
+        assert!(
+            required.is_subset(&keys),
+            "{:?}: {keys:?} lacks some of {required:?}",
+            row.reason
+        );
+        for (other, count_before) in TABLE.iter().zip(before) {
+            let expected = count_before + u64::from(other.reason == row.reason);
+            assert_eq!(
+                gate.rejections().count(other.reason),
+                expected,
+                "{:?} after {:?}",
+                other.reason,
+                row.reason
+            );
+        }
+    }
+}
+
+#[test]
+fn a_missing_mcp_method_header_is_a_mismatch_without_received() {
+    let gate = gate();
+    let message = json!({"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"_meta": meta()}});
+    let headers = vec![("MCP-Protocol-Version".to_owned(), MODERN.to_owned())];
+    let answer =
+        reject_body(&gate.check(headers.as_slice(), &serde_json::to_vec(&message).unwrap()));
+    assert_eq!(answer["error"]["code"], json!(-32020));
+    assert_eq!(
+        answer["error"]["data"],
+        json!({"header": "Mcp-Method", "expected": "tools/list"})
+    );
+    assert_eq!(answer["id"], json!(10));
+}
+
+#[test]
+fn a_body_version_that_differs_from_the_header_is_a_header_mismatch() {
+    let gate = gate();
+    let message = json!({"jsonrpc":"2.0","id":13,"method":"tools/list","params":{"_meta": meta()}});
+    let answer = reject_body(&gate.check(
+        legacy_headers().as_slice(),
+        &serde_json::to_vec(&message).unwrap(),
+    ));
+    assert_eq!(answer["error"]["code"], json!(-32020));
+    assert_eq!(
+        answer["error"]["data"],
+        json!({"header": "MCP-Protocol-Version", "expected": MODERN, "received": "2025-11-25"})
+    );
+}
+
+#[test]
+fn a_base64_mcp_name_is_decoded_before_comparison() {
+    let gate = gate();
+    let message = tools_call(json!(1), "tööl_unicode", json!({}));
+    let mut headers = modern_headers(&message);
+    headers.iter_mut().find(|(n, _)| n == "Mcp-Name").unwrap().1 =
+        "=?base64?dMO2w7ZsX3VuaWNvZGU=?=".to_owned();
+    let verdict = gate.check(headers.as_slice(), &serde_json::to_vec(&message).unwrap());
+    assert!(matches!(verdict, Verdict::Allow(_)), "{verdict:?}");
+}
+
+#[test]
+fn a_missing_client_capabilities_field_is_named() {
+    let gate = gate();
+    let message = json!({"jsonrpc":"2.0","id":1,"method":"tools/list",
+        "params":{"_meta":{"io.modelcontextprotocol/protocolVersion": MODERN}}});
+    let answer = reject_body(&gate.check(
+        modern_headers(&message).as_slice(),
+        &serde_json::to_vec(&message).unwrap(),
+    ));
+    assert_eq!(answer["error"]["code"], json!(-32602));
+    let message_text = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message_text.contains("io.modelcontextprotocol/clientCapabilities"),
+        "{message_text}"
+    );
+    assert_eq!(
+        answer["error"]["data"]["errors"][0]["path"],
+        json!("/params/_meta")
+    );
+}
+
+#[test]
+fn a_params_problem_is_invalid_params_and_an_envelope_problem_invalid_request() {
+    let gate = gate();
+    let mut message = tools_call(json!(1), "echo", json!({}));
+    message["params"]["inputResponses"] = json!({"a": {"action": "maybe"}});
+    let answer = reject_body(&gate.check(
+        modern_headers(&message).as_slice(),
+        &serde_json::to_vec(&message).unwrap(),
+    ));
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+    let paths: Vec<&str> = answer["error"]["data"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths
+            .iter()
+            .all(|p| p.starts_with("/params/inputResponses/a")),
+        "{paths:?}"
+    );
+
+    let mut message = tools_call(json!(2), "echo", json!({}));
+    message["params"] = json!("not an object");
+    let answer = reject_body(&gate.check(
+        modern_headers(&message).as_slice(),
+        &serde_json::to_vec(&message).unwrap(),
+    ));
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    assert_eq!(answer["id"], json!(2));
+}
+
+#[test]
+fn notifications_and_client_answers_are_allowed_without_an_id_to_echo() {
+    let gate = gate();
+    let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    let Verdict::Allow(allowed) = gate.check(
+        legacy_headers().as_slice(),
+        &serde_json::to_vec(&note).unwrap(),
+    ) else {
+        panic!("notification refused")
+    };
+    assert!(!allowed.expects_response());
+    assert_eq!(allowed.id, None);
+    let answer = json!({"jsonrpc":"2.0","id":"s1","result":{"roots":[]}});
+    let verdict = gate.check(
+        legacy_headers().as_slice(),
+        &serde_json::to_vec(&answer).unwrap(),
+    );
+    assert!(matches!(verdict, Verdict::Allow(_)), "{verdict:?}");
+}
+
+/// Every kind of refusal, fed 1 MiB strings and 300-digit numbers: the
+/// answer stays small and quotes none of it beyond the echo bound.
+#[test]
+fn no_answer_quotes_more_than_the_echo_bound() {
+    let gate = gate();
+    let huge = "q".repeat(1 << 20);
+    let digits = "7".repeat(300);
+    let mut cases: Vec<(Vec<(String, String)>, String)> = Vec::new();
+    let modern_case = |message: Value| (modern_headers(&message), message.to_string());
+    // Schema errors at many kinds of location.
+    let mut bad = tools_call(json!(huge.clone()), &huge, json!({}));
+    bad["params"]["requestState"] = json!(digits.parse::<f64>().unwrap());
+    cases.push(modern_case(bad));
+    let mut bad = tools_call(json!(1), "echo", json!({}));
+    bad["params"][huge.as_str()] = json!(1);
+    bad["params"]["inputResponses"] = json!({huge.clone(): {"action": huge.clone()}});
+    cases.push(modern_case(bad));
+    let mut bad = tools_call(json!(1), "echo", json!({}));
+    bad["jsonrpc"] = json!(huge.clone());
+    cases.push(modern_case(bad));
+    // Header mismatch with huge values on both sides.
+    let message = tools_call(json!(1), &huge, json!({}));
+    let mut headers = modern_headers(&message);
+    headers.iter_mut().find(|(n, _)| n == "Mcp-Name").unwrap().1 = format!("x{huge}");
+    cases.push((headers, message.to_string()));
+    // Unsupported versions, in the header and in the body.
+    let message = json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta": meta()}});
+    let mut headers = modern_headers(&message);
+    headers[0].1 = huge.clone();
+    cases.push((headers, message.to_string()));
+    // Unknown method, unidentified ids, malformed tails.
+    cases.push((
+        legacy_headers(),
+        json!({"jsonrpc":"2.0","id":1,"method": huge.clone()}).to_string(),
+    ));
+    cases.push((
+        legacy_headers(),
+        format!(r#"{{"jsonrpc":"2.0","id":{digits},"method":"ping"}}"#),
+    ));
+    cases.push((
+        legacy_headers(),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"{huge}":1,"{huge}":2}}}}"#),
+    ));
+    cases.push((
+        legacy_headers(),
+        format!(r#"{{"jsonrpc":"2.0","id":"{huge}","method":"ping" trailing"#),
+    ));
+    for (headers, body) in cases {
+        let verdict = gate.check(headers.as_slice(), body.as_bytes());
+        let Verdict::Reject(rejection) = &verdict else {
+            panic!("allowed: {verdict:?}")
+        };
+        assert!(
+            rejection.body.len() < 4096,
+            "{} bytes: {:?}",
+            rejection.body.len(),
+            rejection.reason
+        );
+        let text = String::from_utf8_lossy(&rejection.body);
+        assert!(
+            !text.contains(&"q".repeat(129)),
+            "{:?} quotes the huge string",
+            rejection.reason
+        );
+        assert!(
+            !text.contains(&"7".repeat(129)),
+            "{:?} quotes the long number",
+            rejection.reason
+        );
+        reject_body(&verdict);
+    }
+}
+
+fn arbitrary_headers() -> impl Strategy<Value = Vec<(String, String)>> {
+    prop_oneof![
+        Just(vec![]),
+        Just(legacy_headers()),
+        Just(vec![
+            ("MCP-Protocol-Version".to_owned(), MODERN.to_owned()),
+            ("Mcp-Method".to_owned(), "tools/call".to_owned()),
+            ("Mcp-Name".to_owned(), "echo".to_owned()),
+        ]),
+    ]
+}
+
+fn body_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let seeds: Vec<Vec<u8>> = own_seeds("2026-07-28")
+        .into_iter()
+        .chain(own_seeds("2025-11-25"))
+        .map(|m| serde_json::to_vec(&m).unwrap())
+        .collect();
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..256),
+        (
+            proptest::sample::select(seeds),
+            any::<proptest::sample::Index>(),
+            proptest::collection::vec(any::<u8>(), 0..8)
+        )
+            .prop_map(|(mut seed, at, junk)| {
+                let at = at.index(seed.len() + 1);
+                let end = (at + junk.len()).min(seed.len());
+                seed.splice(at..end, junk);
+                seed
+            }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Any byte string gets exactly one answer; a refusal is a well-formed
+    /// JSON-RPC error envelope that the official schema accepts.
+    #[test]
+    fn any_byte_string_gets_exactly_one_well_formed_answer(headers in arbitrary_headers(), body in body_bytes()) {
+        let gate = shared_gate();
+        let official = shared_official();
+        let before: u64 = TABLE.iter().map(|r| gate.rejections().count(r.reason)).sum();
+        let verdict = gate.check(headers.as_slice(), &body);
+        let after: u64 = TABLE.iter().map(|r| gate.rejections().count(r.reason)).sum();
+        match &verdict {
+            Verdict::Allow(_) => prop_assert_eq!(after, before),
+            Verdict::Reject(rejection) => {
+                prop_assert_eq!(after, before + 1);
+                let answer: Value = serde_json::from_slice(&rejection.body).expect("JSON body");
+                prop_assert!(official.check(&answer).is_ok(), "{:?}", official.check(&answer));
+                prop_assert!(rejection.body.len() < 4096);
+            }
+        }
+    }
+}
+
+fn shared_gate() -> &'static Gate {
+    static GATE: std::sync::OnceLock<Gate> = std::sync::OnceLock::new();
+    GATE.get_or_init(gate)
+}
+
+fn shared_official() -> &'static OfficialError {
+    static OFFICIAL: std::sync::OnceLock<OfficialError> = std::sync::OnceLock::new();
+    OFFICIAL.get_or_init(|| OfficialError::load(MODERN))
+}
+
+#[test]
+fn a_bad_block_in_a_sampling_answer_is_not_also_a_missing_elicitation_action() {
+    let gate = gate();
+    let mut message = tools_call(json!(1), "echo", json!({}));
+    message["params"]["inputResponses"] =
+        json!({"a": {"role": "assistant", "content": {"type": "txt", "text": "x"}, "model": "m"}});
+    let answer = reject_body(&gate.check(
+        modern_headers(&message).as_slice(),
+        &serde_json::to_vec(&message).unwrap(),
+    ));
+    assert_eq!(answer["error"]["data"]["total"], 1, "{answer}");
+    assert_eq!(
+        answer["error"]["data"]["errors"][0]["path"],
+        "/params/inputResponses/a/content/type"
+    );
+}

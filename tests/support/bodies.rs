@@ -1,0 +1,42 @@
+//! Bodies shared by the heap test and the benches.
+#![allow(dead_code)]
+
+/// The headers a 2026-07-28 client sends with a `subscriptions/listen`.
+pub fn listen_headers() -> Vec<(String, String)> {
+    vec![
+        ("MCP-Protocol-Version".to_owned(), "2026-07-28".to_owned()),
+        ("Mcp-Method".to_owned(), "subscriptions/listen".to_owned()),
+    ]
+}
+
+/// A `subscriptions/listen` whose `resourceSubscriptions` holds `count`
+/// integers where strings belong: 100,000 of them make about 1 MiB.
+pub fn wrong_items_body(count: usize) -> Vec<u8> {
+    let mut body = String::from(
+        r#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"resourceSubscriptions":["#,
+    );
+    for n in 0..count {
+        if n > 0 {
+            body.push(',');
+        }
+        body.push_str(&(100_000_000 + n).to_string());
+    }
+    body.push_str("]}}}");
+    body.into_bytes()
+}
+
+/// A valid 2026-07-28 `tools/call` of exactly `size` bytes (padding in an
+/// argument), with its headers.
+pub fn tools_call_body(size: usize) -> (Vec<(String, String)>, Vec<u8>) {
+    let head = r#"{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{"form":{}}},"progressToken":"p-1"},"name":"get_weather","arguments":{"location":"New York","units":"metric","days":3,"include":["hourly","alerts"],"note":""#;
+    let tail = r#""}}}"#;
+    assert!(head.len() + tail.len() <= size, "{size} is too small");
+    let body = format!("{head}{}{tail}", "n".repeat(size - head.len() - tail.len()));
+    assert_eq!(body.len(), size);
+    let headers = vec![
+        ("MCP-Protocol-Version".to_owned(), "2026-07-28".to_owned()),
+        ("Mcp-Method".to_owned(), "tools/call".to_owned()),
+        ("Mcp-Name".to_owned(), "get_weather".to_owned()),
+    ];
+    (headers, body.into_bytes())
+}
