@@ -9,5 +9,6 @@ pub mod cli;
 pub mod gate;
 pub mod protocol;
 pub mod reject;
+pub mod server;
 
 pub use gate::{Gate, GateConfig, Verdict};

@@ -1,0 +1,628 @@
+//! HTTP/1.1 connection handling: one task per connection on its worker's
+//! runtime, one read buffer and one output buffer per connection.
+//!
+//! - The read buffer holds the head, then the body right after it (chunked
+//!   bodies are decoded in place), then whatever the client pipelined. It
+//!   grows to at most `max_head_bytes + body_limit + 16 KiB`, and shrinks
+//!   back when the connection goes idle.
+//! - Requests already in the buffer are answered in order without reading;
+//!   answers are gathered in the output buffer and written with one write
+//!   before the connection next reads (or closes), so a pipelined batch
+//!   costs one write. Bodies over 64 KiB are written on their own.
+//! - The common request (head and `Content-Length` body in one read) is
+//!   parsed once; a body that needs more reads has its head parsed again
+//!   afterwards (the head borrows the buffer the body is read into).
+//! - Timeouts: `idle_timeout` while waiting for the first byte of a request;
+//!   then `read_timeout` for the whole head, and again for the whole body
+//!   (each a deadline, not a per-read timeout, so a dribbling client cannot
+//!   stretch it); `read_timeout` also bounds each write. A timeout, EOF or
+//!   error while reading closes the connection without an answer.
+//! - Closing after a refused body (an `HttpError`, or `on_head` refusing a
+//!   body that has not all arrived): the write side is shut down and what
+//!   the client still sends is read and dropped for up to
+//!   `min(read_timeout, 2 s)`, so the answer is not lost to a TCP reset.
+
+pub(crate) mod parse;
+
+use std::cell::{Cell, RefCell};
+use std::io;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use monoio::buf::IoBufMut;
+use monoio::io::{
+    AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt, CancelableAsyncReadRent, Canceller,
+};
+use monoio::net::TcpStream;
+use monoio::time::Instant;
+
+use self::parse::{ChunkedDecoder, ConnHeader, Framing, HeadMeta, with_head};
+use crate::server::{HttpError, Response, ServerConfig, Service, ShutdownSignal};
+
+/// First capacity of a connection's read buffer.
+const INITIAL_BUF: usize = 4096;
+/// Read buffers larger than this are shrunk when the connection goes idle.
+const KEEP_BUF: usize = 64 * 1024;
+/// Below this much free room, the buffer is compacted or grown before a read.
+const MIN_READ: usize = 1024;
+/// Room beyond head + body: the partial chunk line or trailer line being
+/// decoded, and a read's worth of space.
+const BODY_SLACK: usize = 16 * 1024;
+/// Bodies up to this size are copied into the output buffer (one write).
+const INLINE_BODY: usize = 64 * 1024;
+/// The longest a closing connection keeps draining what the client sends.
+const LINGER_MAX: Duration = Duration::from_secs(2);
+
+/// The limits a connection enforces, copied out of [`ServerConfig`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub body_limit: usize,
+    pub max_headers: usize,
+    pub max_head_bytes: usize,
+    pub idle_timeout: Duration,
+    pub read_timeout: Duration,
+}
+
+impl Limits {
+    pub(crate) fn from_config(c: &ServerConfig) -> Limits {
+        Limits {
+            body_limit: c.body_limit,
+            max_headers: c.max_headers,
+            max_head_bytes: c.max_head_bytes,
+            idle_timeout: c.idle_timeout,
+            read_timeout: c.read_timeout,
+        }
+    }
+}
+
+/// What the connections of one worker share (single-threaded: no locks).
+pub(crate) struct Worker<S> {
+    pub service: Arc<S>,
+    pub limits: Limits,
+    /// Set when the worker stops accepting: answers say `Connection: close`
+    /// and connections close instead of waiting for another request.
+    pub shutting_down: Cell<bool>,
+    /// Every idle read is registered here; shutdown cancels them all.
+    pub idle: RefCell<Canceller>,
+    /// Connections open on this worker.
+    pub open: Cell<usize>,
+    /// The signal itself: an answer produced before this worker saw the
+    /// wake-up (it was busy in the service) already says `close`.
+    pub signal: ShutdownSignal,
+}
+
+impl<S: Service> Worker<S> {
+    pub(crate) fn new(service: Arc<S>, limits: Limits, signal: ShutdownSignal) -> Worker<S> {
+        Worker {
+            signal,
+            service,
+            limits,
+            shutting_down: Cell::new(false),
+            idle: RefCell::new(Canceller::new()),
+            open: Cell::new(0),
+        }
+    }
+
+    /// Stop: connections waiting for a request close now, the others after
+    /// their current answer.
+    pub(crate) fn begin_shutdown(&self) {
+        self.shutting_down.set(true);
+        let canceller = std::mem::take(&mut *self.idle.borrow_mut());
+        *self.idle.borrow_mut() = canceller.cancel();
+    }
+}
+
+/// Counts the connection open for as long as its task lives (also when the
+/// task is dropped at the end of the shutdown grace).
+struct OpenGuard<S: Service>(Rc<Worker<S>>);
+
+impl<S: Service> OpenGuard<S> {
+    fn new(worker: Rc<Worker<S>>) -> OpenGuard<S> {
+        worker.open.set(worker.open.get() + 1);
+        worker.service.on_connection(true);
+        OpenGuard(worker)
+    }
+}
+
+impl<S: Service> Drop for OpenGuard<S> {
+    fn drop(&mut self) {
+        self.0.open.set(self.0.open.get() - 1);
+        self.0.service.on_connection(false);
+    }
+}
+
+/// Serves one accepted connection until it closes.
+pub(crate) async fn serve_connection<S: Service>(stream: TcpStream, worker: Rc<Worker<S>>) {
+    let guard = OpenGuard::new(worker);
+    let _ = stream.set_nodelay(true);
+    let mut conn = Conn {
+        stream,
+        buf: Vec::with_capacity(INITIAL_BUF),
+        start: 0,
+        out: Vec::with_capacity(512),
+        worker: &guard.0,
+    };
+    conn.run().await;
+}
+
+/// The next thing to do with the bytes buffered from `start`.
+enum Step {
+    /// The head is not complete yet.
+    Partial,
+    /// The connection layer refuses the request.
+    Error(HttpError),
+    /// Answered without reading more. `consumed`: bytes of this request
+    /// (head and body) from `start`; `keep_alive: false` closes, `linger`
+    /// drains a body that was not read.
+    Respond {
+        resp: Response,
+        consumed: usize,
+        keep_alive: bool,
+        linger: bool,
+        meta: HeadMeta,
+    },
+    /// Accepted by `on_head`; the body still has to be read.
+    Body(HeadMeta),
+}
+
+/// How a read ended when it did not bring bytes.
+enum ReadEnd {
+    Closed,
+}
+
+impl From<io::Error> for ReadEnd {
+    fn from(_: io::Error) -> Self {
+        ReadEnd::Closed
+    }
+}
+
+struct Conn<'w, S: Service> {
+    stream: TcpStream,
+    /// Request bytes; `start..` is not yet consumed.
+    buf: Vec<u8>,
+    start: usize,
+    /// Answers not yet written.
+    out: Vec<u8>,
+    worker: &'w Worker<S>,
+}
+
+/// Runs a service call; a panic becomes a 500 that closes the connection.
+fn guarded(f: impl FnOnce() -> Step) -> Step {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(step) => step,
+        Err(_) => panic_step(),
+    }
+}
+
+fn panic_step() -> Step {
+    tracing::error!("the service panicked; answering 500 and closing the connection");
+    let mut resp = Response::empty(500);
+    resp.close = true;
+    Step::Respond {
+        resp,
+        consumed: 0,
+        keep_alive: false,
+        linger: true,
+        meta: HeadMeta {
+            head_len: 0,
+            framing: Framing::None,
+            keep_alive: false,
+            expect_continue: false,
+            http10: false,
+            head_method: false,
+        },
+    }
+}
+
+impl<S: Service> Conn<'_, S> {
+    async fn run(&mut self) {
+        // Err: the connection is done (closed by the peer, timed out, or
+        // closed by us after an answer).
+        while let Ok(()) = self.one_request().await {}
+    }
+
+    /// Reads, answers and consumes one request.
+    async fn one_request(&mut self) -> Result<(), ReadEnd> {
+        let limits = self.worker.limits;
+        let mut head_deadline: Option<Instant> = None;
+        let step = loop {
+            if self.buf.len() > self.start {
+                let step = self.decide();
+                if !matches!(step, Step::Partial) {
+                    break step;
+                }
+                let deadline =
+                    *head_deadline.get_or_insert_with(|| Instant::now() + limits.read_timeout);
+                self.room_for_head();
+                self.flush().await?;
+                self.read_some(deadline).await?;
+            } else {
+                self.flush().await?;
+                self.buf.clear();
+                self.start = 0;
+                if self.buf.capacity() > KEEP_BUF {
+                    self.buf.shrink_to(INITIAL_BUF);
+                }
+                if self.worker.shutting_down.get() {
+                    // A connection the shutdown found before its first
+                    // request: serve what already arrived, close otherwise.
+                    self.read_ready_now()?;
+                } else {
+                    self.read_idle().await?;
+                }
+                head_deadline = Some(Instant::now() + limits.read_timeout);
+            }
+        };
+        match step {
+            Step::Partial => unreachable!("a partial head reads more"),
+            Step::Error(e) => self.refuse(e).await,
+            Step::Respond {
+                resp,
+                consumed,
+                keep_alive,
+                linger,
+                meta,
+            } => {
+                self.start += consumed;
+                self.answer(resp, keep_alive, linger, meta).await
+            }
+            Step::Body(meta) => self.read_body_and_answer(meta).await,
+        }
+    }
+
+    /// Parses the head at `start` and, when the whole request is already
+    /// buffered, answers it.
+    fn decide(&self) -> Step {
+        let limits = self.worker.limits;
+        let service = &*self.worker.service;
+        let bytes = &self.buf[self.start..];
+        guarded(|| {
+            let decided = with_head(
+                bytes,
+                limits.max_headers,
+                limits.max_head_bytes,
+                |head, meta| {
+                    let avail = (bytes.len() - meta.head_len) as u64;
+                    if let Some(resp) = service.on_head(head) {
+                        // Refused before the body: skip a body that is all here,
+                        // otherwise close (draining) rather than read it.
+                        let here = match meta.framing {
+                            Framing::None => Some(0),
+                            Framing::Length(n) if n <= avail => Some(n as usize),
+                            _ => None,
+                        };
+                        return match here {
+                            Some(n) => Step::Respond {
+                                resp,
+                                consumed: meta.head_len + n,
+                                keep_alive: meta.keep_alive,
+                                linger: false,
+                                meta,
+                            },
+                            None => Step::Respond {
+                                resp,
+                                consumed: bytes.len(),
+                                keep_alive: false,
+                                linger: true,
+                                meta,
+                            },
+                        };
+                    }
+                    match meta.framing {
+                        Framing::None => Step::Respond {
+                            resp: service.on_request(head, &[]),
+                            consumed: meta.head_len,
+                            keep_alive: meta.keep_alive,
+                            linger: false,
+                            meta,
+                        },
+                        Framing::Length(n) if n > limits.body_limit as u64 => {
+                            Step::Error(HttpError::BodyTooLarge {
+                                limit: limits.body_limit,
+                            })
+                        }
+                        Framing::Length(n) if n <= avail => {
+                            let end = meta.head_len + n as usize;
+                            Step::Respond {
+                                resp: service.on_request(head, &bytes[meta.head_len..end]),
+                                consumed: end,
+                                keep_alive: meta.keep_alive,
+                                linger: false,
+                                meta,
+                            }
+                        }
+                        Framing::Length(_) | Framing::Chunked => Step::Body(meta),
+                    }
+                },
+            );
+            match decided {
+                Ok(Some(step)) => step,
+                Ok(None) => Step::Partial,
+                Err(e) => Step::Error(e),
+            }
+        })
+    }
+
+    /// Reads the body of an accepted head (after `100 Continue` if asked),
+    /// then answers.
+    async fn read_body_and_answer(&mut self, meta: HeadMeta) -> Result<(), ReadEnd> {
+        let limits = self.worker.limits;
+        self.compact();
+        if meta.expect_continue && self.buf.len() == meta.head_len {
+            self.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
+        self.flush().await?;
+        let deadline = Instant::now() + limits.read_timeout;
+        let (body_end, next) = match meta.framing {
+            Framing::Length(n) => {
+                let need = meta.head_len + n as usize;
+                if self.buf.capacity() < need {
+                    self.buf.reserve_exact(need - self.buf.len());
+                }
+                while self.buf.len() < need {
+                    self.read_some(deadline).await?;
+                }
+                (need, need)
+            }
+            Framing::Chunked => {
+                let mut dec = ChunkedDecoder::new(meta.head_len, limits.body_limit);
+                let cap_max = limits.max_head_bytes + limits.body_limit + BODY_SLACK;
+                loop {
+                    match dec.decode(&mut self.buf, meta.head_len) {
+                        Ok(true) => break,
+                        Ok(false) => {}
+                        Err(e) => return self.refuse(e).await,
+                    }
+                    // Move the undecoded tail down to the end of the body.
+                    let pending = self.buf.len() - dec.read;
+                    self.buf.copy_within(dec.read.., dec.write);
+                    self.buf.truncate(dec.write + pending);
+                    dec.read = dec.write;
+                    let spare = self.buf.capacity() - self.buf.len();
+                    if spare < MIN_READ {
+                        let want = (self.buf.capacity() * 2)
+                            .max(self.buf.len() + MIN_READ)
+                            .min(cap_max);
+                        self.buf.reserve_exact(want.saturating_sub(self.buf.len()));
+                    }
+                    self.read_some(deadline).await?;
+                }
+                debug_assert!(dec.is_done());
+                (dec.write, dec.read)
+            }
+            Framing::None => (meta.head_len, meta.head_len),
+        };
+        // The head is parsed again: it borrows the buffer the body was read
+        // into.
+        let service = &*self.worker.service;
+        let bytes = &self.buf[..body_end];
+        let step = guarded(|| {
+            match with_head(
+                bytes,
+                limits.max_headers,
+                limits.max_head_bytes,
+                |head, meta| service.on_request(head, &bytes[meta.head_len..]),
+            ) {
+                Ok(Some(resp)) => Step::Respond {
+                    resp,
+                    consumed: next,
+                    keep_alive: meta.keep_alive,
+                    linger: false,
+                    meta,
+                },
+                _ => Step::Error(HttpError::BadRequest),
+            }
+        });
+        match step {
+            Step::Respond {
+                resp,
+                consumed,
+                keep_alive,
+                linger,
+                meta,
+            } => {
+                self.start = consumed;
+                self.answer(resp, keep_alive, linger, meta).await
+            }
+            Step::Error(e) => self.refuse(e).await,
+            Step::Partial | Step::Body(_) => unreachable!(),
+        }
+    }
+
+    /// Answers an `HttpError` and closes.
+    async fn refuse(&mut self, e: HttpError) -> Result<(), ReadEnd> {
+        let service = &*self.worker.service;
+        let resp = catch_unwind(AssertUnwindSafe(|| service.on_http_error(e)))
+            .unwrap_or_else(|_| Response::empty(500));
+        let meta = HeadMeta {
+            head_len: 0,
+            framing: Framing::None,
+            keep_alive: false,
+            expect_continue: false,
+            http10: false,
+            head_method: false,
+        };
+        self.answer(resp, false, true, meta).await
+    }
+
+    /// Queues an answer; closes the connection after it when it must.
+    async fn answer(
+        &mut self,
+        resp: Response,
+        keep_alive: bool,
+        linger: bool,
+        meta: HeadMeta,
+    ) -> Result<(), ReadEnd> {
+        let close = !keep_alive
+            || resp.close
+            || self.worker.shutting_down.get()
+            || self.worker.signal.is_triggered();
+        let conn = if close {
+            ConnHeader::Close
+        } else if meta.http10 {
+            ConnHeader::KeepAlive
+        } else {
+            ConnHeader::None
+        };
+        let with_body = parse::encode_head(&mut self.out, &resp, conn, meta.head_method);
+        if with_body {
+            if resp.body.len() <= INLINE_BODY {
+                self.out.extend_from_slice(&resp.body);
+            } else {
+                self.flush().await?;
+                let deadline = Instant::now() + self.worker.limits.read_timeout;
+                match monoio::time::timeout_at(deadline, self.stream.write_all(resp.body)).await {
+                    Ok((Ok(_), _)) => {}
+                    _ => return Err(ReadEnd::Closed),
+                }
+            }
+        }
+        if self.out.len() > INLINE_BODY {
+            self.flush().await?;
+        }
+        if close {
+            self.flush().await?;
+            if linger {
+                self.linger().await;
+            }
+            return Err(ReadEnd::Closed);
+        }
+        Ok(())
+    }
+
+    /// Writes the queued answers.
+    async fn flush(&mut self) -> Result<(), ReadEnd> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        let out = std::mem::take(&mut self.out);
+        let deadline = Instant::now() + self.worker.limits.read_timeout;
+        match monoio::time::timeout_at(deadline, self.stream.write_all(out)).await {
+            Ok((res, mut out)) => {
+                out.clear();
+                self.out = out;
+                res.map(|_| ()).map_err(ReadEnd::from)
+            }
+            Err(_) => Err(ReadEnd::Closed),
+        }
+    }
+
+    /// Shuts the write side and drops what the client still sends, for a
+    /// short while, so that the answer is not destroyed by a reset.
+    async fn linger(&mut self) {
+        let _ = self.stream.shutdown().await;
+        let deadline = Instant::now() + self.worker.limits.read_timeout.min(LINGER_MAX);
+        let mut scratch = std::mem::take(&mut self.buf);
+        scratch.clear();
+        scratch.reserve(INITIAL_BUF);
+        loop {
+            match monoio::time::timeout_at(deadline, self.stream.read(scratch)).await {
+                Ok((Ok(n), b)) if n > 0 => {
+                    self.worker.service.on_bytes_in(n);
+                    scratch = b;
+                    scratch.clear();
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Moves the unconsumed bytes to the front of the buffer.
+    fn compact(&mut self) {
+        if self.start > 0 {
+            self.buf.copy_within(self.start.., 0);
+            self.buf.truncate(self.buf.len() - self.start);
+            self.start = 0;
+        }
+    }
+
+    /// Makes room to read more of a head: compacts, or grows the buffer up
+    /// to a little over `max_head_bytes` (the parse refuses beyond that).
+    fn room_for_head(&mut self) {
+        if self.buf.capacity() - self.buf.len() >= MIN_READ {
+            return;
+        }
+        self.compact();
+        let max = self.worker.limits.max_head_bytes + MIN_READ;
+        let cap = self.buf.capacity();
+        if cap - self.buf.len() < MIN_READ && cap < max {
+            let want = (cap * 2).min(max);
+            self.buf.reserve_exact(want - self.buf.len());
+        }
+    }
+
+    /// Reads what the client sends next into the free room of the buffer.
+    async fn read_some(&mut self, deadline: Instant) -> Result<usize, ReadEnd> {
+        let buf = std::mem::take(&mut self.buf);
+        let len = buf.len();
+        if buf.capacity() == len {
+            // No room (cannot happen with the limits honoured): give up.
+            return Err(ReadEnd::Closed);
+        }
+        match monoio::time::timeout_at(deadline, self.stream.read(buf.slice_mut(len..))).await {
+            Ok((res, slice)) => {
+                self.buf = slice.into_inner();
+                self.got(res)
+            }
+            // Timed out: the buffer went with the cancelled read; the
+            // connection closes.
+            Err(_) => Err(ReadEnd::Closed),
+        }
+    }
+
+    /// Waits for the first bytes of the next request (the buffer is empty);
+    /// cancelled when the worker shuts down.
+    async fn read_idle(&mut self) -> Result<usize, ReadEnd> {
+        let buf = std::mem::take(&mut self.buf);
+        let handle = self.worker.idle.borrow().handle();
+        let idle = self.worker.limits.idle_timeout;
+        match monoio::time::timeout(idle, self.stream.cancelable_read(buf, handle)).await {
+            Ok((res, buf)) => {
+                self.buf = buf;
+                match res {
+                    // Cancelled by the shutdown: a request that is already
+                    // here (its readiness not yet seen) is still served.
+                    Err(_) if self.worker.shutting_down.get() => self.read_ready_now(),
+                    res => self.got(res),
+                }
+            }
+            Err(_) => Err(ReadEnd::Closed),
+        }
+    }
+
+    /// Takes what the socket holds right now, without waiting.
+    fn read_ready_now(&mut self) -> Result<usize, ReadEnd> {
+        use std::os::fd::{AsRawFd, BorrowedFd};
+        if self.buf.capacity() - self.buf.len() < MIN_READ {
+            self.buf.reserve(MIN_READ);
+        }
+        // SAFETY: the descriptor is owned by `self.stream`, which outlives
+        // this borrow.
+        let fd = unsafe { BorrowedFd::borrow_raw(self.stream.as_raw_fd()) };
+        let sock = socket2::SockRef::from(&fd);
+        let len = self.buf.len();
+        let got = sock.recv_with_flags(self.buf.spare_capacity_mut(), libc::MSG_DONTWAIT);
+        match got {
+            Ok(n) if n > 0 => {
+                // SAFETY: recv initialised `n` bytes of the spare capacity.
+                unsafe { self.buf.set_len(len + n) };
+                self.worker.service.on_bytes_in(n);
+                Ok(n)
+            }
+            _ => Err(ReadEnd::Closed),
+        }
+    }
+
+    fn got(&mut self, res: io::Result<usize>) -> Result<usize, ReadEnd> {
+        match res {
+            Ok(0) => Err(ReadEnd::Closed),
+            Ok(n) => {
+                self.worker.service.on_bytes_in(n);
+                Ok(n)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}

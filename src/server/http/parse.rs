@@ -1,0 +1,637 @@
+//! The pure parts of the connection layer: the request head, in-place
+//! chunked decoding, and response encoding. No I/O here.
+
+use std::mem::MaybeUninit;
+
+use crate::server::{Head, HttpError, MAX_HEADERS_CAP, Response};
+
+/// How the body of a request is framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// No body (neither `Content-Length` nor `Transfer-Encoding`).
+    None,
+    Length(u64),
+    Chunked,
+}
+
+/// What the connection layer keeps of a head once it is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HeadMeta {
+    /// Bytes of the head, blank line included.
+    pub head_len: usize,
+    pub framing: Framing,
+    /// The client allows the connection to stay open after this request.
+    pub keep_alive: bool,
+    pub expect_continue: bool,
+    pub http10: bool,
+    /// A `HEAD` request: the answer carries no body.
+    pub head_method: bool,
+}
+
+/// Parses the head at the start of `buf` and hands it to `f`.
+/// `Ok(None)`: the head is not complete yet (and not over the limits).
+pub(crate) fn with_head<R>(
+    buf: &[u8],
+    max_headers: usize,
+    max_head_bytes: usize,
+    f: impl FnOnce(&Head<'_>, HeadMeta) -> R,
+) -> Result<Option<R>, HttpError> {
+    let mut storage = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS_CAP];
+    let n = max_headers.clamp(1, MAX_HEADERS_CAP);
+    let mut req = httparse::Request::new(&mut []);
+    let head_len = match req.parse_with_uninit_headers(buf, &mut storage[..n]) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => {
+            return if buf.len() > max_head_bytes {
+                Err(HttpError::HeadTooLarge)
+            } else {
+                Ok(None)
+            };
+        }
+        Err(httparse::Error::TooManyHeaders) => return Err(HttpError::HeadTooLarge),
+        Err(_) => return Err(HttpError::BadRequest),
+    };
+    if head_len > max_head_bytes {
+        return Err(HttpError::HeadTooLarge);
+    }
+    let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version) else {
+        return Err(HttpError::BadRequest);
+    };
+    let http10 = version == 0;
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (target, None),
+    };
+
+    let mut content_length: Option<u64> = None;
+    let mut transfer_encoding = false;
+    let mut conn_close = false;
+    let mut conn_keep_alive = false;
+    let mut expect_continue = false;
+    for h in req.headers.iter() {
+        let name = h.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let v = parse_content_length(h.value).ok_or(HttpError::BadRequest)?;
+            if content_length.is_some_and(|old| old != v) {
+                return Err(HttpError::BadRequest);
+            }
+            content_length = Some(v);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            // Only one, and only exactly `chunked`: anything else (gzip,
+            // lists, repeats) is a framing a gateway must not guess at.
+            if transfer_encoding || !trim(h.value).eq_ignore_ascii_case(b"chunked") {
+                return Err(HttpError::BadRequest);
+            }
+            transfer_encoding = true;
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            for token in h.value.split(|&b| b == b',') {
+                let token = trim(token);
+                if token.eq_ignore_ascii_case(b"close") {
+                    conn_close = true;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                    conn_keep_alive = true;
+                }
+            }
+        } else if name.eq_ignore_ascii_case(b"expect") {
+            expect_continue |= trim(h.value).eq_ignore_ascii_case(b"100-continue");
+        }
+    }
+    if transfer_encoding && content_length.is_some() {
+        return Err(HttpError::BadRequest);
+    }
+    let framing = match (transfer_encoding, content_length) {
+        (true, _) => Framing::Chunked,
+        (false, Some(0)) | (false, None) => Framing::None,
+        (false, Some(n)) => Framing::Length(n),
+    };
+    let meta = HeadMeta {
+        head_len,
+        framing,
+        keep_alive: if http10 {
+            conn_keep_alive && !conn_close
+        } else {
+            !conn_close
+        },
+        expect_continue: expect_continue && !http10,
+        http10,
+        head_method: method == "HEAD",
+    };
+    let head = Head {
+        method,
+        path,
+        query,
+        headers: req.headers,
+        content_length,
+        chunked: transfer_encoding,
+        http10,
+    };
+    Ok(Some(f(&head, meta)))
+}
+
+fn trim(mut v: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = v {
+        v = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = v {
+        v = rest;
+    }
+    v
+}
+
+/// Digits only (no sign, no list), at most 19 of them so it fits a u64.
+fn parse_content_length(v: &[u8]) -> Option<u64> {
+    let v = trim(v);
+    if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
+}
+
+/// The longest chunk size line (size, extensions, CRLF) accepted.
+pub(crate) const MAX_CHUNK_LINE: usize = 4096;
+/// The most bytes of trailer section accepted (they are read and dropped).
+pub(crate) const MAX_TRAILERS: usize = 8192;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChunkState {
+    Size,
+    Data(u64),
+    DataEnd,
+    Trailer,
+    Done,
+}
+
+/// Decodes a chunked body in place: chunk data is moved down over the
+/// framing, so the decoded body ends up contiguous right after the head and
+/// the buffer never needs more than the decoded body plus one partial line.
+#[derive(Debug)]
+pub(crate) struct ChunkedDecoder {
+    state: ChunkState,
+    limit: usize,
+    /// End of the decoded body so far.
+    pub write: usize,
+    /// Start of the raw bytes not yet decoded.
+    pub read: usize,
+    trailer_bytes: usize,
+}
+
+impl ChunkedDecoder {
+    /// The body starts at `body_start` of the buffer.
+    pub(crate) fn new(body_start: usize, limit: usize) -> ChunkedDecoder {
+        ChunkedDecoder {
+            state: ChunkState::Size,
+            limit,
+            write: body_start,
+            read: body_start,
+            trailer_bytes: 0,
+        }
+    }
+
+    pub(crate) fn is_done(&self) -> bool {
+        self.state == ChunkState::Done
+    }
+
+    /// Decodes what `buf` holds from `self.read` on. `Ok(true)` when the
+    /// body (and its trailers) are complete: the body is
+    /// `body_start..self.write` and whatever follows `self.read` is the next
+    /// request. `Ok(false)`: more bytes are needed; the undecoded tail
+    /// (`self.read..`) is then at most one partial line.
+    pub(crate) fn decode(&mut self, buf: &mut [u8], body_start: usize) -> Result<bool, HttpError> {
+        loop {
+            let avail = &buf[self.read..];
+            match self.state {
+                ChunkState::Done => return Ok(true),
+                ChunkState::Size => {
+                    let Some(nl) = avail.iter().position(|&b| b == b'\n') else {
+                        return if avail.len() >= MAX_CHUNK_LINE {
+                            Err(HttpError::BadRequest)
+                        } else {
+                            Ok(false)
+                        };
+                    };
+                    if nl + 1 > MAX_CHUNK_LINE {
+                        return Err(HttpError::BadRequest);
+                    }
+                    let size = parse_chunk_size(&avail[..nl])?;
+                    self.read += nl + 1;
+                    if size == 0 {
+                        self.state = ChunkState::Trailer;
+                    } else {
+                        let decoded = (self.write - body_start) as u64;
+                        if decoded.saturating_add(size) > self.limit as u64 {
+                            return Err(HttpError::BodyTooLarge { limit: self.limit });
+                        }
+                        self.state = ChunkState::Data(size);
+                    }
+                }
+                ChunkState::Data(remaining) => {
+                    let n = (avail.len() as u64).min(remaining) as usize;
+                    if n == 0 {
+                        return Ok(false);
+                    }
+                    buf.copy_within(self.read..self.read + n, self.write);
+                    self.read += n;
+                    self.write += n;
+                    let remaining = remaining - n as u64;
+                    self.state = if remaining == 0 {
+                        ChunkState::DataEnd
+                    } else {
+                        ChunkState::Data(remaining)
+                    };
+                }
+                ChunkState::DataEnd => {
+                    if avail.len() < 2 {
+                        return if avail.first().is_some_and(|&b| b != b'\r') {
+                            Err(HttpError::BadRequest)
+                        } else {
+                            Ok(false)
+                        };
+                    }
+                    if &avail[..2] != b"\r\n" {
+                        return Err(HttpError::BadRequest);
+                    }
+                    self.read += 2;
+                    self.state = ChunkState::Size;
+                }
+                ChunkState::Trailer => {
+                    let Some(nl) = avail.iter().position(|&b| b == b'\n') else {
+                        return if self.trailer_bytes + avail.len() > MAX_TRAILERS {
+                            Err(HttpError::BadRequest)
+                        } else {
+                            Ok(false)
+                        };
+                    };
+                    let line = &avail[..nl];
+                    let Some(line) = line.strip_suffix(b"\r") else {
+                        return Err(HttpError::BadRequest);
+                    };
+                    self.trailer_bytes += nl + 1;
+                    if self.trailer_bytes > MAX_TRAILERS {
+                        return Err(HttpError::BadRequest);
+                    }
+                    if line.is_empty() {
+                        self.state = ChunkState::Done;
+                    } else if !line.contains(&b':') || line.iter().any(|&b| is_bad_ctl(b)) {
+                        return Err(HttpError::BadRequest);
+                    }
+                    self.read += nl + 1;
+                }
+            }
+        }
+    }
+}
+
+fn is_bad_ctl(b: u8) -> bool {
+    (b < 0x20 && b != b'\t') || b == 0x7f
+}
+
+/// `chunk-size [ chunk-ext ] CRLF` without the LF: hex digits (at most 16),
+/// optional whitespace, then nothing or `;` extensions (not interpreted).
+fn parse_chunk_size(line: &[u8]) -> Result<u64, HttpError> {
+    let Some(line) = line.strip_suffix(b"\r") else {
+        return Err(HttpError::BadRequest);
+    };
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if digits == 0 || digits > 16 {
+        return Err(HttpError::BadRequest);
+    }
+    let mut size = 0u64;
+    for &b in &line[..digits] {
+        let d = (b as char).to_digit(16).unwrap_or(0) as u64;
+        size = (size << 4) | d;
+    }
+    let rest = trim(&line[digits..]);
+    if !rest.is_empty() && (rest[0] != b';' || rest.iter().any(|&b| is_bad_ctl(b))) {
+        return Err(HttpError::BadRequest);
+    }
+    Ok(size)
+}
+
+/// The reason phrase written for a status.
+pub(crate) fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        411 => "Length Required",
+        413 => "Content Too Large",
+        415 => "Unsupported Media Type",
+        417 => "Expectation Failed",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Content",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}
+
+/// Whether a response with this status carries a body (and a length).
+pub(crate) fn has_body(status: u16) -> bool {
+    !(100..200).contains(&status) && status != 204 && status != 304
+}
+
+/// How the connection goes on after a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConnHeader {
+    /// Nothing to say (HTTP/1.1 keep-alive).
+    None,
+    /// `Connection: close`.
+    Close,
+    /// `Connection: keep-alive` (an HTTP/1.0 client that asked for it).
+    KeepAlive,
+}
+
+/// Appends the status line and headers of `resp` to `out`; appends the body
+/// too when `with_body` (else the caller writes it). Returns whether the
+/// response has a body to write.
+pub(crate) fn encode_head(
+    out: &mut Vec<u8>,
+    resp: &Response,
+    conn: ConnHeader,
+    head_method: bool,
+) -> bool {
+    let status = if (100..1000).contains(&resp.status) {
+        resp.status
+    } else {
+        500
+    };
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(&[
+        b'0' + (status / 100) as u8,
+        b'0' + (status / 10 % 10) as u8,
+        b'0' + (status % 10) as u8,
+        b' ',
+    ]);
+    out.extend_from_slice(reason(status).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    let body = has_body(status);
+    if body {
+        out.extend_from_slice(b"Content-Length: ");
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut n = resp.body.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.extend_from_slice(&digits[i..]);
+        out.extend_from_slice(b"\r\n");
+        if let Some(ct) = resp.content_type.filter(|ct| header_safe(ct)) {
+            out.extend_from_slice(b"Content-Type: ");
+            out.extend_from_slice(ct.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    for (name, value) in &resp.headers {
+        if header_safe(name) && header_safe(value) && !name.is_empty() {
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    match conn {
+        ConnHeader::None => {}
+        ConnHeader::Close => out.extend_from_slice(b"Connection: close\r\n"),
+        ConnHeader::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
+    }
+    out.extend_from_slice(b"\r\n");
+    body && !head_method && !resp.body.is_empty()
+}
+
+fn header_safe(v: &str) -> bool {
+    !v.bytes().any(|b| b == b'\r' || b == b'\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(buf: &[u8]) -> Result<Option<HeadMeta>, HttpError> {
+        with_head(buf, 64, 16 * 1024, |_, m| m)
+    }
+
+    #[test]
+    fn a_complete_head_is_parsed_with_its_framing() {
+        let raw = b"POST /mcp?x=1 HTTP/1.1\r\nHost: a\r\ncontent-length: 5\r\n\r\nhello";
+        let got = with_head(raw, 64, 16 * 1024, |h, m| {
+            assert_eq!(h.method, "POST");
+            assert_eq!(h.path, "/mcp");
+            assert_eq!(h.query, Some("x=1"));
+            assert_eq!(h.header("HOST"), Some(&b"a"[..]));
+            assert_eq!(h.content_length, Some(5));
+            m
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(got.head_len, raw.len() - 5);
+        assert_eq!(got.framing, Framing::Length(5));
+        assert!(got.keep_alive);
+    }
+
+    #[test]
+    fn a_partial_head_asks_for_more() {
+        assert_eq!(meta(b"POST /mcp HTTP/1.1\r\nHost: a\r\n"), Ok(None));
+    }
+
+    #[test]
+    fn framing_errors_are_bad_requests() {
+        for raw in [
+            &b"POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 1,1\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n",
+            b"POST / HTTP/2.0\r\n\r\n",
+            b"PO ST / HTTP/1.1\r\n\r\n",
+        ] {
+            assert_eq!(
+                meta(raw),
+                Err(HttpError::BadRequest),
+                "{}",
+                String::from_utf8_lossy(raw)
+            );
+        }
+    }
+
+    #[test]
+    fn limits_on_the_head_are_head_too_large() {
+        let mut raw = b"GET / HTTP/1.1\r\n".to_vec();
+        for i in 0..65 {
+            raw.extend_from_slice(format!("x-{i}: y\r\n").as_bytes());
+        }
+        raw.extend_from_slice(b"\r\n");
+        assert_eq!(meta(&raw), Err(HttpError::HeadTooLarge));
+        let long = format!("GET / HTTP/1.1\r\nx: {}\r\n", "a".repeat(20_000));
+        assert_eq!(meta(long.as_bytes()), Err(HttpError::HeadTooLarge));
+        let long = format!("GET / HTTP/1.1\r\nx: {}\r\n\r\n", "a".repeat(20_000));
+        assert_eq!(meta(long.as_bytes()), Err(HttpError::HeadTooLarge));
+    }
+
+    #[test]
+    fn keep_alive_follows_the_version_and_connection_header() {
+        let m = |raw: &[u8]| meta(raw).unwrap().unwrap().keep_alive;
+        assert!(m(b"GET / HTTP/1.1\r\n\r\n"));
+        assert!(!m(b"GET / HTTP/1.1\r\nConnection: Close\r\n\r\n"));
+        assert!(!m(b"GET / HTTP/1.1\r\nConnection: foo, close\r\n\r\n"));
+        assert!(!m(b"GET / HTTP/1.0\r\n\r\n"));
+        assert!(m(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+    }
+
+    fn dechunk(raw: &[u8], limit: usize) -> Result<(Vec<u8>, Vec<u8>), HttpError> {
+        let mut buf = raw.to_vec();
+        let mut d = ChunkedDecoder::new(0, limit);
+        if !d.decode(&mut buf, 0)? {
+            return Err(HttpError::BadRequest);
+        }
+        Ok((buf[..d.write].to_vec(), buf[d.read..].to_vec()))
+    }
+
+    #[test]
+    fn chunked_bodies_decode_in_place() {
+        let (body, rest) = dechunk(
+            b"5\r\nhello\r\n1;a=b\r\n \r\n6\r\nworld!\r\n0\r\n\r\nNEXT",
+            100,
+        )
+        .unwrap();
+        assert_eq!(body, b"hello world!");
+        assert_eq!(rest, b"NEXT");
+        let (body, rest) = dechunk(
+            b"A ; ext=\"q\"\r\n0123456789\r\n0\r\nX-T: 1\r\nY: 2\r\n\r\n",
+            100,
+        )
+        .unwrap();
+        assert_eq!(body, b"0123456789");
+        assert!(rest.is_empty());
+    }
+
+    #[test]
+    fn chunked_bodies_decode_across_reads_byte_by_byte() {
+        let raw = b"3\r\nabc\r\n10\r\n0123456789abcdef\r\n0\r\nT: v\r\n\r\nGET";
+        let mut buf = Vec::new();
+        let mut d = ChunkedDecoder::new(0, 100);
+        let mut done = false;
+        for &b in raw.iter() {
+            // As the connection does: the undecoded tail moves down to the
+            // end of the body before more bytes are appended.
+            let pending = buf.len() - d.read;
+            buf.copy_within(d.read.., d.write);
+            buf.truncate(d.write + pending);
+            d.read = d.write;
+            buf.push(b);
+            if d.decode(&mut buf, 0).unwrap() {
+                done = true;
+                break;
+            }
+        }
+        assert!(done);
+        assert_eq!(&buf[..d.write], b"abc0123456789abcdef");
+    }
+
+    #[test]
+    fn malformed_chunk_framing_is_a_bad_request() {
+        for raw in [
+            &b"x\r\nabc\r\n0\r\n\r\n"[..],
+            b"\r\n",
+            b"3 x\r\nabc\r\n0\r\n\r\n",
+            b"3\nabc\r\n0\r\n\r\n",
+            b"3\r\nabcd\r\n0\r\n\r\n",
+            b"11111111111111111\r\n",
+            b"-1\r\n",
+            b"0\r\nbad trailer\r\n\r\n",
+        ] {
+            assert_eq!(
+                dechunk(raw, 1 << 20).map(|_| ()),
+                Err(HttpError::BadRequest),
+                "{}",
+                String::from_utf8_lossy(raw)
+            );
+        }
+        let long = format!("1;{}\r\n", "e".repeat(MAX_CHUNK_LINE));
+        assert_eq!(
+            dechunk(long.as_bytes(), 100).map(|_| ()),
+            Err(HttpError::BadRequest)
+        );
+        let partial = "1".repeat(MAX_CHUNK_LINE);
+        let mut d = ChunkedDecoder::new(0, 100);
+        assert_eq!(
+            d.decode(&mut partial.into_bytes(), 0),
+            Err(HttpError::BadRequest)
+        );
+    }
+
+    #[test]
+    fn a_chunked_body_over_the_limit_is_refused_at_the_chunk_size() {
+        assert_eq!(
+            dechunk(b"4\r\nabcd\r\n4\r\nefgh\r\n0\r\n\r\n", 6).map(|_| ()),
+            Err(HttpError::BodyTooLarge { limit: 6 })
+        );
+        assert!(dechunk(b"3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n", 6).is_ok());
+        let mut d = ChunkedDecoder::new(0, 6);
+        assert_eq!(
+            d.decode(&mut b"ffffffff\r\n".to_vec(), 0),
+            Err(HttpError::BodyTooLarge { limit: 6 })
+        );
+    }
+
+    #[test]
+    fn responses_carry_length_type_and_connection() {
+        let mut out = Vec::new();
+        let mut r = Response::json(200, b"{}".to_vec());
+        r.headers.push(("X-A", "1".to_string()));
+        r.headers.push(("X-Bad", "1\r\nInjected: yes".to_string()));
+        assert!(encode_head(&mut out, &r, ConnHeader::Close, false));
+        assert_eq!(
+            out,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: application/json\r\nX-A: 1\r\nConnection: close\r\n\r\n"
+        );
+        out.clear();
+        assert!(!encode_head(
+            &mut out,
+            &Response::json(204, b"x".to_vec()),
+            ConnHeader::None,
+            false
+        ));
+        assert_eq!(out, b"HTTP/1.1 204 No Content\r\n\r\n");
+        out.clear();
+        assert!(!encode_head(
+            &mut out,
+            &Response::empty(413),
+            ConnHeader::KeepAlive,
+            false
+        ));
+        assert_eq!(
+            out,
+            b"HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n"
+        );
+    }
+}

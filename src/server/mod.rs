@@ -1,0 +1,252 @@
+//! The HTTP/1.1 server: thread-per-core monoio workers ([`runtime`]) and the
+//! connection layer ([`http`]), behind the small [`Service`] trait that the
+//! routes and wire checks implement.
+//!
+//! The transport owns framing and its limits: it parses heads (httparse),
+//! reads `Content-Length` and chunked bodies, answers `Expect: 100-continue`,
+//! keeps connections alive, pipelines, times out stalled clients and shuts
+//! down gracefully. Everything a request *means* (status codes for methods,
+//! auth, content types, the rejection bodies, metrics) is the service's.
+
+pub mod http;
+pub mod runtime;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use smallvec::SmallVec;
+
+pub use runtime::{ShutdownSignal, serve, serve_until};
+
+/// A parsed request head; borrows the connection's read buffer.
+#[derive(Debug)]
+pub struct Head<'a> {
+    /// The method as sent, e.g. `"POST"`.
+    pub method: &'a str,
+    /// The request target without the query string.
+    pub path: &'a str,
+    /// What followed the first `?` of the request target, if anything did.
+    pub query: Option<&'a str>,
+    /// The headers as parsed (names keep their case; look them up
+    /// case-insensitively, e.g. with [`Head::header`]).
+    pub headers: &'a [httparse::Header<'a>],
+    /// The `Content-Length`, if one was sent (already checked: digits only,
+    /// repeated headers agree).
+    pub content_length: Option<u64>,
+    /// `Transfer-Encoding: chunked`.
+    pub chunked: bool,
+    /// The request said `HTTP/1.0`.
+    pub http10: bool,
+}
+
+impl Head<'_> {
+    /// The value of the first header named `name` (ASCII case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value)
+    }
+}
+
+impl crate::gate::RequestHeaders for Head<'_> {
+    fn header(&self, name: &str) -> Option<&[u8]> {
+        Head::header(self, name)
+    }
+}
+
+/// An answer. The connection layer adds `Content-Length` (except for 1xx,
+/// 204 and 304, which carry no body) and `Connection: close` when it closes
+/// the connection after writing it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    /// E.g. `Some("application/json")`.
+    pub content_type: Option<&'static str>,
+    /// Extra headers, e.g. `("WWW-Authenticate", "Bearer")`. A value holding
+    /// CR or LF is dropped (never written).
+    pub headers: SmallVec<[(&'static str, String); 2]>,
+    pub body: Vec<u8>,
+    /// Close the connection after writing this response.
+    pub close: bool,
+}
+
+impl Response {
+    /// A response with no body and no content type.
+    pub fn empty(status: u16) -> Response {
+        Response {
+            status,
+            content_type: None,
+            headers: SmallVec::new(),
+            body: Vec::new(),
+            close: false,
+        }
+    }
+
+    /// An `application/json` response.
+    pub fn json(status: u16, body: Vec<u8>) -> Response {
+        Response {
+            status,
+            content_type: Some("application/json"),
+            headers: SmallVec::new(),
+            body,
+            close: false,
+        }
+    }
+}
+
+/// A request the connection layer refused itself. The connection is closed
+/// after the answer the service builds for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpError {
+    /// The head is over `max_head_bytes`, or has more than `max_headers`
+    /// headers (431).
+    HeadTooLarge,
+    /// `Content-Length` over the limit (decided before any of the body is
+    /// read), or a chunked body growing over it (413).
+    BodyTooLarge { limit: usize },
+    /// A malformed request line or header, a bad chunk size line, both
+    /// `Content-Length` and `Transfer-Encoding`, an invalid `Content-Length`,
+    /// or a `Transfer-Encoding` other than `chunked` (400).
+    BadRequest,
+}
+
+/// What the server runs for each request. Called on the worker threads,
+/// synchronously, with no lock held; implementations keep their own state
+/// per thread or lock-free.
+pub trait Service: Send + Sync + 'static {
+    /// The head is read, the body is not: a chance to refuse early (405,
+    /// 401, 415...). `Some(response)` is sent without reading the body, and
+    /// no `100 Continue` is sent. If the whole body (`Content-Length`)
+    /// already arrived with the head it is skipped and the connection is
+    /// kept alive; otherwise (a body still to come, or chunked) the
+    /// connection is closed after the answer (`Connection: close`), reading
+    /// and discarding what the client still sends for a short while so the
+    /// answer is not lost to a reset.
+    fn on_head(&self, head: &Head<'_>) -> Option<Response>;
+    /// The whole request.
+    fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Response;
+    /// The connection layer refused the request; the service builds the
+    /// answer (and counts it). The connection is closed after it.
+    fn on_http_error(&self, error: HttpError) -> Response;
+    /// A connection was opened (`true`) or closed (`false`).
+    fn on_connection(&self, opened: bool) {
+        let _ = opened;
+    }
+    /// `n` bytes were read from a client.
+    fn on_bytes_in(&self, n: usize) {
+        let _ = n;
+    }
+}
+
+/// Which monoio driver the workers run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoDriver {
+    /// io_uring (`IoUringDriver`). Fails at start where the kernel or a
+    /// sandbox refuses io_uring; nothing switches to epoll silently.
+    Uring,
+    /// epoll (monoio's `LegacyDriver`). The default: it measured faster on
+    /// loopback here (DESIGN section 8).
+    #[default]
+    Epoll,
+}
+
+impl FromStr for IoDriver {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "uring" => Ok(IoDriver::Uring),
+            "epoll" => Ok(IoDriver::Epoll),
+            other => Err(format!(
+                "unknown io driver {other:?} (expected \"uring\" or \"epoll\")"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for IoDriver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IoDriver::Uring => "uring",
+            IoDriver::Epoll => "epoll",
+        })
+    }
+}
+
+/// Called once with the bound address, after every worker is listening.
+pub type OnListening = Arc<dyn Fn(SocketAddr) + Send + Sync>;
+
+/// How the server listens and its limits. [`ServerConfig::new`] fills in
+/// the defaults.
+#[derive(Clone)]
+pub struct ServerConfig {
+    /// Port 0 picks a free port; the one bound is passed to `on_listening`.
+    pub listen: SocketAddr,
+    /// Worker threads, each with its own runtime and `SO_REUSEPORT` listener.
+    /// Default: `std::thread::available_parallelism()`.
+    pub workers: usize,
+    pub io_driver: IoDriver,
+    /// The largest request body (bytes, after de-chunking).
+    pub body_limit: usize,
+    /// Most headers in one head (clamped to 1..=[`MAX_HEADERS_CAP`]).
+    pub max_headers: usize,
+    /// Largest head (request line + headers + blank line), bytes.
+    pub max_head_bytes: usize,
+    /// How long a keep-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// How long a head, or a body, may take to arrive once it has started
+    /// (the whole of it, not each read).
+    pub read_timeout: Duration,
+    /// How long a graceful shutdown waits for open connections.
+    pub shutdown_grace: Duration,
+    /// Called once, from the thread that called `serve`, with the bound
+    /// address once every worker is listening (e.g. to print
+    /// `listening on 127.0.0.1:PORT`). Also logged with `tracing`.
+    pub on_listening: Option<OnListening>,
+}
+
+/// The most headers a head may carry, whatever `max_headers` says (the
+/// parse array lives on the stack).
+pub const MAX_HEADERS_CAP: usize = 256;
+
+impl ServerConfig {
+    /// The defaults: a worker per core, epoll, 4 MiB bodies, 64 headers,
+    /// 16 KiB heads, 60 s idle, 10 s read, 10 s grace.
+    pub fn new(listen: SocketAddr) -> ServerConfig {
+        ServerConfig {
+            listen,
+            workers: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            io_driver: IoDriver::default(),
+            body_limit: 4 * 1024 * 1024,
+            max_headers: 64,
+            max_head_bytes: 16 * 1024,
+            idle_timeout: Duration::from_secs(60),
+            read_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(10),
+            on_listening: None,
+        }
+    }
+}
+
+impl fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("listen", &self.listen)
+            .field("workers", &self.workers)
+            .field("io_driver", &self.io_driver)
+            .field("body_limit", &self.body_limit)
+            .field("max_headers", &self.max_headers)
+            .field("max_head_bytes", &self.max_head_bytes)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("on_listening", &self.on_listening.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,378 @@
+//! Thread-per-core workers: one monoio runtime per thread, each with its own
+//! `SO_REUSEPORT` listener on the same address (the kernel spreads new
+//! connections over them), its own buffers, and nothing shared on the
+//! request path but the `Arc` of the service.
+//!
+//! Shutdown ([`ShutdownSignal::trigger`], or SIGTERM/SIGINT under [`serve`]):
+//! every worker stops accepting at once and closes its listener; connections
+//! waiting for a request are closed; a request being read or handled is
+//! finished and answered with `Connection: close`. A worker exits when its
+//! last connection is closed or `shutdown_grace` has passed, whichever comes
+//! first; `serve_until` returns when all have exited.
+
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::os::unix::net::UnixStream as StdUnixStream;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread;
+use std::time::Duration;
+
+use monoio::io::AsyncReadRent;
+use monoio::net::{TcpListener, UnixStream};
+use monoio::time::Instant;
+use socket2::{Domain, Protocol, Socket, Type};
+
+use super::http::{Limits, Worker, serve_connection};
+use super::{IoDriver, ServerConfig, Service};
+
+/// Starts a graceful shutdown of the servers it was given to. Cloneable and
+/// usable from any thread; triggering twice is harmless, and triggering
+/// before the server starts makes it stop as soon as it is up.
+#[derive(Clone, Default)]
+pub struct ShutdownSignal {
+    inner: Arc<SignalInner>,
+}
+
+#[derive(Default)]
+struct SignalInner {
+    triggered: AtomicBool,
+    next_id: AtomicU64,
+    /// One socket per running worker; a byte written wakes it.
+    wakers: Mutex<Vec<(u64, StdUnixStream)>>,
+}
+
+impl ShutdownSignal {
+    pub fn new() -> ShutdownSignal {
+        ShutdownSignal::default()
+    }
+
+    /// Starts the shutdown.
+    pub fn trigger(&self) {
+        self.inner.triggered.store(true, Ordering::SeqCst);
+        let wakers = self.inner.wakers.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, w) in wakers.iter() {
+            let _ = (&*w).write(&[1]);
+        }
+    }
+
+    pub fn is_triggered(&self) -> bool {
+        self.inner.triggered.load(Ordering::SeqCst)
+    }
+
+    fn register(&self, waker: StdUnixStream) -> u64 {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut wakers = self.inner.wakers.lock().unwrap_or_else(|e| e.into_inner());
+        if self.is_triggered() {
+            let _ = (&waker).write(&[1]);
+        }
+        wakers.push((id, waker));
+        id
+    }
+
+    fn unregister(&self, id: u64) {
+        let mut wakers = self.inner.wakers.lock().unwrap_or_else(|e| e.into_inner());
+        wakers.retain(|(i, _)| *i != id);
+    }
+}
+
+impl std::fmt::Debug for ShutdownSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShutdownSignal")
+            .field("triggered", &self.is_triggered())
+            .finish()
+    }
+}
+
+/// Serves until SIGTERM or SIGINT, then shuts down gracefully and returns
+/// `Ok`. A second signal during the shutdown exits the process at once
+/// (status 130).
+pub fn serve<S: Service>(config: ServerConfig, service: Arc<S>) -> io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let shutdown = ShutdownSignal::new();
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT])?;
+    let handle = signals.handle();
+    let trigger = shutdown.clone();
+    let watcher = thread::Builder::new()
+        .name("mcpgate-signals".into())
+        .spawn(move || {
+            let mut forever = signals.forever();
+            if let Some(sig) = forever.next() {
+                tracing::info!(signal = sig, "shutting down gracefully");
+                trigger.trigger();
+            }
+            if let Some(sig) = forever.next() {
+                tracing::warn!(signal = sig, "second signal: exiting now");
+                std::process::exit(130);
+            }
+        })?;
+    let result = serve_until(config, service, shutdown);
+    handle.close();
+    let _ = watcher.join();
+    result
+}
+
+/// Serves until `shutdown` is triggered, then shuts down gracefully and
+/// returns `Ok`. Errors: binding the address, starting a worker (io_uring
+/// refused by the kernel is reported as such; there is no silent switch to
+/// epoll), or a worker failing.
+///
+/// Once every worker listens, `config.on_listening` is called with the bound
+/// address (port 0 resolved) and the address is logged.
+pub fn serve_until<S: Service>(
+    config: ServerConfig,
+    service: Arc<S>,
+    shutdown: ShutdownSignal,
+) -> io::Result<()> {
+    let workers = config.workers.max(1);
+    let first = bind_listener(config.listen)?;
+    let addr = first.local_addr()?;
+    let mut listeners = vec![first];
+    for _ in 1..workers {
+        listeners.push(bind_listener(addr)?);
+    }
+    let limits = Limits::from_config(&config);
+
+    let (ready_tx, ready_rx) = mpsc::channel::<io::Result<()>>();
+    let mut handles = Vec::with_capacity(workers);
+    let mut aborts = Vec::with_capacity(workers);
+    let mut ids = Vec::with_capacity(workers);
+    let mut failure: Option<io::Error> = None;
+    for (i, listener) in listeners.into_iter().enumerate() {
+        let started = (|| {
+            let (wake_rx, wake_tx) = StdUnixStream::pair()?;
+            wake_rx.set_nonblocking(true)?;
+            let abort = wake_tx.try_clone()?;
+            let service = service.clone();
+            let ready = ready_tx.clone();
+            let driver = config.io_driver;
+            let grace = config.shutdown_grace;
+            let signal = shutdown.clone();
+            let handle = thread::Builder::new()
+                .name(format!("mcpgate-worker-{i}"))
+                .spawn(move || {
+                    run_worker(WorkerStart {
+                        driver,
+                        listener,
+                        wake: wake_rx,
+                        service,
+                        limits,
+                        grace,
+                        ready,
+                        signal,
+                    })
+                })?;
+            Ok::<_, io::Error>((handle, abort, wake_tx))
+        })();
+        match started {
+            Ok((handle, abort, wake_tx)) => {
+                handles.push(handle);
+                aborts.push(abort);
+                ids.push(shutdown.register(wake_tx));
+            }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    drop(ready_tx);
+    for _ in 0..handles.len() {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                failure.get_or_insert(e);
+            }
+            Err(_) => {
+                failure
+                    .get_or_insert_with(|| io::Error::other("a worker thread died while starting"));
+                break;
+            }
+        }
+    }
+    match &failure {
+        None => {
+            tracing::info!(%addr, workers, driver = %config.io_driver, "listening");
+            if let Some(cb) = &config.on_listening {
+                cb(addr);
+            }
+        }
+        Some(_) => {
+            for a in &aborts {
+                let _ = (&*a).write(&[1]);
+            }
+        }
+    }
+    let mut result = Ok(());
+    for h in handles {
+        match h.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                if result.is_ok() {
+                    result = Err(e);
+                }
+            }
+            Err(_) => result = Err(io::Error::other("a worker thread panicked")),
+        }
+    }
+    for id in ids {
+        shutdown.unregister(id);
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => result,
+    }
+}
+
+fn bind_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.set_reuse_port(true)?;
+    socket.set_nonblocking(true)?;
+    socket
+        .bind(&addr.into())
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot bind {addr}: {e}")))?;
+    socket.listen(1024)?;
+    Ok(socket.into())
+}
+
+fn uring_unavailable(e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("io_uring is unavailable here ({e}); start with --io-driver epoll"),
+    )
+}
+
+/// What a worker thread starts with.
+struct WorkerStart<S> {
+    driver: IoDriver,
+    listener: std::net::TcpListener,
+    wake: StdUnixStream,
+    service: Arc<S>,
+    limits: Limits,
+    grace: Duration,
+    ready: mpsc::Sender<io::Result<()>>,
+    signal: ShutdownSignal,
+}
+
+fn run_worker<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
+    match start.driver {
+        IoDriver::Uring => {
+            let rt = monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
+                .enable_timer()
+                .build();
+            match rt {
+                Ok(mut rt) => rt.block_on(worker_main(start)),
+                Err(e) => {
+                    let _ = start.ready.send(Err(uring_unavailable(e)));
+                    Ok(())
+                }
+            }
+        }
+        IoDriver::Epoll => {
+            let rt = monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
+                .enable_timer()
+                .build();
+            match rt {
+                Ok(mut rt) => rt.block_on(worker_main(start)),
+                Err(e) => {
+                    let _ = start.ready.send(Err(io::Error::new(
+                        e.kind(),
+                        format!("cannot start the epoll driver: {e}"),
+                    )));
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
+    let WorkerStart {
+        driver,
+        listener,
+        wake,
+        service,
+        limits,
+        grace,
+        ready,
+        signal,
+    } = start;
+    let setup = (|| {
+        listener.set_nonblocking(true)?;
+        // A second descriptor of the listener, to take in what is already
+        // queued when the shutdown comes.
+        let backlog = listener.try_clone()?;
+        Ok::<_, io::Error>((
+            TcpListener::from_std(listener)?,
+            backlog,
+            UnixStream::from_std(wake)?,
+        ))
+    })();
+    let (listener, backlog, mut wake) = match setup {
+        Ok(x) => x,
+        Err(e) => {
+            let e = match driver {
+                IoDriver::Uring => uring_unavailable(e),
+                IoDriver::Epoll => e,
+            };
+            let _ = ready.send(Err(e));
+            return Ok(());
+        }
+    };
+    let _ = ready.send(Ok(()));
+    drop(ready);
+
+    let worker = Rc::new(Worker::new(service, limits, signal));
+    let accept = async {
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    monoio::spawn(serve_connection(stream, worker.clone()));
+                }
+                Err(e) => {
+                    // Out of descriptors (or memory): back off instead of
+                    // spinning; other errors concern one connection only.
+                    let scarce = matches!(
+                        e.raw_os_error(),
+                        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+                    );
+                    tracing::warn!(error = %e, "accept failed");
+                    if scarce {
+                        monoio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        }
+    };
+    monoio::select! {
+        _ = accept => {}
+        _ = wake.read(vec![0u8; 8]) => {}
+    }
+    let deadline = Instant::now() + grace;
+    worker.begin_shutdown();
+    // Stop accepting. Connections the kernel already completed are taken in
+    // first (closing the listener would reset them): they are served if
+    // their request has arrived, closed otherwise.
+    while let Ok((stream, _)) = backlog.accept() {
+        let adopted = stream
+            .set_nonblocking(true)
+            .and_then(|()| monoio::net::TcpStream::from_std(stream));
+        if let Ok(stream) = adopted {
+            monoio::spawn(serve_connection(stream, worker.clone()));
+        }
+    }
+    drop(backlog);
+    drop(listener);
+    while worker.open.get() > 0 && Instant::now() < deadline {
+        monoio::time::sleep(Duration::from_millis(5)).await;
+    }
+    if worker.open.get() > 0 {
+        tracing::warn!(
+            open = worker.open.get(),
+            "shutdown grace over; closing the remaining connections"
+        );
+    }
+    Ok(())
+}
