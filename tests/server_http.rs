@@ -1,0 +1,618 @@
+//! The HTTP/1.1 transport against raw TCP clients on 127.0.0.1: framing,
+//! keep-alive, pipelining, limits, timeouts, shutdown, both drivers.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mcpgate::server::{
+    Head, HttpError, IoDriver, Response, ServerConfig, Service, ShutdownSignal, serve_until,
+};
+
+/// Echoes the body on `/echo`, answers `{"len":N}` elsewhere, refuses
+/// `/refuse` from the head, sleeps 200 ms on `/slow`.
+#[derive(Default)]
+struct TestService {
+    requests: AtomicUsize,
+    started: AtomicUsize,
+}
+
+impl Service for TestService {
+    fn on_head(&self, head: &Head<'_>) -> Option<Response> {
+        (head.path == "/refuse").then(|| Response::empty(405))
+    }
+
+    fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Response {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        if head.path == "/slow" {
+            thread::sleep(Duration::from_millis(200));
+        }
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        if head.path == "/echo" {
+            let mut r = Response::empty(200);
+            r.content_type = Some("application/octet-stream");
+            r.body = body.to_vec();
+            return r;
+        }
+        Response::json(200, format!("{{\"len\":{}}}", body.len()).into_bytes())
+    }
+
+    fn on_http_error(&self, error: HttpError) -> Response {
+        match error {
+            HttpError::HeadTooLarge => Response::json(431, b"{\"error\":\"head\"}".to_vec()),
+            HttpError::BodyTooLarge { limit } => {
+                Response::json(413, format!("{{\"limit\":{limit}}}").into_bytes())
+            }
+            HttpError::BadRequest => Response::json(400, b"{\"error\":\"bad\"}".to_vec()),
+        }
+    }
+}
+
+struct Server {
+    addr: SocketAddr,
+    service: Arc<TestService>,
+    shutdown: ShutdownSignal,
+    thread: Option<thread::JoinHandle<io::Result<()>>>,
+}
+
+impl Server {
+    fn start(tweak: impl FnOnce(&mut ServerConfig)) -> io::Result<Server> {
+        let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap());
+        config.workers = 2;
+        config.body_limit = 1024;
+        config.read_timeout = Duration::from_secs(5);
+        config.idle_timeout = Duration::from_secs(5);
+        config.shutdown_grace = Duration::from_secs(5);
+        tweak(&mut config);
+        let (tx, rx) = mpsc::channel();
+        config.on_listening = Some(Arc::new(move |addr| {
+            let _ = tx.send(addr);
+        }));
+        let service = Arc::new(TestService::default());
+        let shutdown = ShutdownSignal::new();
+        let (s, sd) = (service.clone(), shutdown.clone());
+        let thread = thread::spawn(move || serve_until(config, s, sd));
+        match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(addr) => Ok(Server {
+                addr,
+                service,
+                shutdown,
+                thread: Some(thread),
+            }),
+            Err(_) => Err(thread
+                .join()
+                .expect("server thread panicked")
+                .err()
+                .unwrap_or_else(|| io::Error::other("the server never listened"))),
+        }
+    }
+
+    fn connect(&self) -> Client {
+        let stream = TcpStream::connect(self.addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        stream.set_nodelay(true).unwrap();
+        Client {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
+    fn stop(&mut self) -> io::Result<()> {
+        self.shutdown.trigger();
+        match self.thread.take() {
+            Some(t) => t.join().expect("server thread panicked"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().skip(1).find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+}
+
+struct Client {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Client {
+    fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).unwrap();
+    }
+
+    /// Reads until `pred` holds on the buffer; false on EOF, error or
+    /// timeout.
+    fn fill_until(&mut self, pred: impl Fn(&[u8]) -> bool) -> bool {
+        let mut chunk = [0u8; 4096];
+        for _ in 0..10_000 {
+            if pred(&self.buf) {
+                return true;
+            }
+            match self.stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        false
+    }
+
+    /// The next answer, or None if the connection ended first.
+    fn answer(&mut self) -> Option<Answer> {
+        let find = |b: &[u8]| b.windows(4).position(|w| w == b"\r\n\r\n");
+        if !self.fill_until(|b| find(b).is_some()) {
+            return None;
+        }
+        let end = find(&self.buf).unwrap() + 4;
+        let head = String::from_utf8(self.buf[..end].to_vec()).unwrap();
+        let status: u16 = head[9..12].parse().unwrap();
+        let mut answer = Answer {
+            status,
+            head,
+            body: Vec::new(),
+        };
+        let len: usize = answer
+            .header("content-length")
+            .map(|v| v.parse().unwrap())
+            .unwrap_or(0);
+        if !self.fill_until(|b| b.len() >= end + len) {
+            return None;
+        }
+        answer.body = self.buf[end..end + len].to_vec();
+        self.buf.drain(..end + len);
+        Some(answer)
+    }
+
+    /// Whether the server closes the connection (EOF or reset) within `within`.
+    fn closed_within(&mut self, within: Duration) -> bool {
+        self.stream.set_read_timeout(Some(within)).unwrap();
+        let mut chunk = [0u8; 1024];
+        let start = Instant::now();
+        loop {
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return true,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if e.kind() == io::ErrorKind::WouldBlock
+                        || e.kind() == io::ErrorKind::TimedOut =>
+                {
+                    return false;
+                }
+                Err(_) => return true,
+            }
+            if start.elapsed() > within {
+                return false;
+            }
+        }
+    }
+}
+
+fn post(path: &str, body: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "POST {path} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(body);
+    r
+}
+
+fn server() -> Server {
+    Server::start(|_| {}).unwrap()
+}
+
+#[test]
+fn keep_alive_serves_several_requests_on_one_connection() {
+    let s = server();
+    let mut c = s.connect();
+    for i in 0..5 {
+        c.send(&post("/mcp", &vec![b'x'; i * 10]));
+        let a = c.answer().expect("an answer");
+        assert_eq!(a.status, 200);
+        assert_eq!(a.body, format!("{{\"len\":{}}}", i * 10).as_bytes());
+        assert_eq!(a.header("connection"), None);
+        assert_eq!(a.header("content-type"), Some("application/json"));
+    }
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 5);
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order() {
+    let s = server();
+    let mut c = s.connect();
+    let mut batch = Vec::new();
+    for body in [&b"a"[..], b"bb", b"ccc", b"", b"eeeee"] {
+        batch.extend_from_slice(&post("/echo", body));
+    }
+    batch.extend_from_slice(b"GET /echo HTTP/1.1\r\nHost: t\r\n\r\n");
+    c.send(&batch);
+    for body in [&b"a"[..], b"bb", b"ccc", b"", b"eeeee", b""] {
+        let a = c.answer().expect("an answer");
+        assert_eq!(a.status, 200);
+        assert_eq!(a.body, body);
+    }
+}
+
+#[test]
+fn chunked_bodies_are_reassembled() {
+    let s = server();
+    let mut c = s.connect();
+    c.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+    thread::sleep(Duration::from_millis(50));
+    c.send(b"6\r\n world\r\n0\r\n\r\n");
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.status, 200);
+    assert_eq!(a.body, b"hello world");
+    // Then a chunked request pipelined with a plain one, byte by byte.
+    let mut both = b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n1a\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\n\r\n".to_vec();
+    both.extend_from_slice(&post("/echo", b"next"));
+    for b in both {
+        c.send(&[b]);
+    }
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.body, b"abcabcdefghijklmnopqrstuvwxyz");
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.body, b"next");
+}
+
+#[test]
+fn chunk_extensions_and_trailers_are_accepted() {
+    let s = server();
+    let mut c = s.connect();
+    c.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n4;name=value;q=\"x y\"\r\nwiki\r\n5 ; ext\r\npedia\r\n0;last\r\nX-Checksum: 1\r\nX-Other: 2\r\n\r\n");
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.status, 200);
+    assert_eq!(a.body, b"wikipedia");
+    c.send(&post("/mcp", b"{}"));
+    assert_eq!(c.answer().expect("kept alive").status, 200);
+}
+
+#[test]
+fn a_malformed_chunk_size_is_a_bad_request() {
+    let s = server();
+    for bad in [
+        &b"zz\r\nhello\r\n0\r\n\r\n"[..],
+        b"5 junk\r\nhello\r\n0\r\n\r\n",
+        b"5\r\nhelloXX0\r\n\r\n",
+        b"fffffffffffffffff\r\n",
+    ] {
+        let mut c = s.connect();
+        let mut req =
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        req.extend_from_slice(bad);
+        c.send(&req);
+        let a = c.answer().expect("an answer");
+        assert_eq!(a.status, 400, "{}", String::from_utf8_lossy(bad));
+        assert_eq!(a.header("connection"), Some("close"));
+        assert!(c.closed_within(Duration::from_secs(3)));
+    }
+    // An over-long chunk size line (extensions without end).
+    let mut c = s.connect();
+    c.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n1;");
+    c.send(&vec![b'e'; 8192]);
+    assert_eq!(c.answer().expect("an answer").status, 400);
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn expect_100_continue_gets_continue_then_the_answer() {
+    let s = server();
+    let mut c = s.connect();
+    c.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
+    let interim = c.answer().expect("100 Continue");
+    assert_eq!(interim.status, 100);
+    assert_eq!(interim.head, "HTTP/1.1 100 Continue\r\n\r\n");
+    c.send(b"hello");
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.status, 200);
+    assert_eq!(a.body, b"hello");
+
+    // Refused by the head: no 100, the refusal, then the connection closes.
+    c.send(
+        b"POST /refuse HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n",
+    );
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.status, 405);
+    assert_eq!(a.header("connection"), Some("close"));
+
+    // Over the limit: no 100, a 413.
+    let mut c = s.connect();
+    c.send(
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4096\r\n\r\n",
+    );
+    assert_eq!(c.answer().expect("an answer").status, 413);
+}
+
+#[test]
+fn a_content_length_over_the_limit_is_refused_before_the_body_is_sent() {
+    let s = server();
+    let mut c = s.connect();
+    c.send(b"POST /mcp HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n");
+    let a = c.answer().expect("an answer before any body byte");
+    assert_eq!(a.status, 413);
+    assert_eq!(a.body, b"{\"limit\":1024}");
+    assert_eq!(a.header("connection"), Some("close"));
+    // At the limit is fine.
+    let mut c = s.connect();
+    c.send(&post("/mcp", &[b'x'; 1024]));
+    assert_eq!(c.answer().expect("an answer").status, 200);
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_chunked_body_growing_over_the_limit_is_refused() {
+    let s = server();
+    let mut c = s.connect();
+    let mut req = b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..5 {
+        req.extend_from_slice(b"100\r\n");
+        req.extend_from_slice(&[b'x'; 256]);
+        req.extend_from_slice(b"\r\n");
+    }
+    req.extend_from_slice(b"0\r\n\r\n");
+    c.send(&req);
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.status, 413);
+    assert_eq!(a.body, b"{\"limit\":1024}");
+    assert!(c.closed_within(Duration::from_secs(4)));
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn too_many_headers_are_refused() {
+    let s = Server::start(|c| c.max_headers = 16).unwrap();
+    let mut c = s.connect();
+    let mut req = "GET / HTTP/1.1\r\n".to_string();
+    for i in 0..17 {
+        req.push_str(&format!("X-H{i}: v\r\n"));
+    }
+    req.push_str("\r\n");
+    c.send(req.as_bytes());
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.status, 431);
+    assert_eq!(a.header("connection"), Some("close"));
+    // Exactly the maximum passes.
+    let mut c = s.connect();
+    let mut req = "GET / HTTP/1.1\r\n".to_string();
+    for i in 0..16 {
+        req.push_str(&format!("X-H{i}: v\r\n"));
+    }
+    req.push_str("\r\n");
+    c.send(req.as_bytes());
+    assert_eq!(c.answer().expect("an answer").status, 200);
+}
+
+#[test]
+fn an_oversized_head_is_refused() {
+    let s = Server::start(|c| c.max_head_bytes = 2048).unwrap();
+    let mut c = s.connect();
+    c.send(format!("GET / HTTP/1.1\r\nX-Big: {}\r\n\r\n", "a".repeat(4000)).as_bytes());
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.status, 431);
+    // Without the end of the head ever coming.
+    let mut c = s.connect();
+    c.send(format!("GET / HTTP/1.1\r\nX-Big: {}", "a".repeat(4000)).as_bytes());
+    assert_eq!(c.answer().expect("an answer").status, 431);
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_stalled_client_is_closed_after_the_read_timeout() {
+    let s = Server::start(|c| c.read_timeout = Duration::from_millis(300)).unwrap();
+    // Mid-head.
+    let mut c = s.connect();
+    c.send(b"POST /mcp HTTP/1.1\r\nHost: t\r\n");
+    let start = Instant::now();
+    assert!(c.closed_within(Duration::from_secs(3)));
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(250) && took < Duration::from_millis(2000),
+        "{took:?}"
+    );
+    assert!(c.buf.is_empty(), "no answer to a stalled client");
+    // Mid-body.
+    let mut c = s.connect();
+    c.send(b"POST /mcp HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nhalf");
+    let start = Instant::now();
+    assert!(c.closed_within(Duration::from_secs(3)));
+    assert!(start.elapsed() < Duration::from_millis(2000));
+    assert!(c.buf.is_empty(), "no answer to a stalled client");
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_dribbling_client_is_closed_after_the_read_timeout() {
+    let s = Server::start(|c| c.read_timeout = Duration::from_millis(300)).unwrap();
+    let mut c = s.connect();
+    let mut writer = c.stream.try_clone().unwrap();
+    let start = Instant::now();
+    let dribbler = thread::spawn(move || {
+        // One byte every 50 ms: each read is quick, the head never ends.
+        let head = format!("POST /mcp HTTP/1.1\r\nX-Slow: {}", "a".repeat(1000));
+        for b in head.bytes() {
+            if writer.write_all(&[b]).is_err() || start.elapsed() > Duration::from_secs(4) {
+                break;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    });
+    assert!(c.closed_within(Duration::from_secs(3)));
+    let took = start.elapsed();
+    assert!(took < Duration::from_millis(1500), "held for {took:?}");
+    dribbler.join().unwrap();
+    // The body is held to the same deadline.
+    let mut c = s.connect();
+    let mut writer = c.stream.try_clone().unwrap();
+    let start = Instant::now();
+    let dribbler = thread::spawn(move || {
+        let _ = writer.write_all(b"POST /mcp HTTP/1.1\r\nContent-Length: 1000\r\n\r\n");
+        for _ in 0..1000 {
+            if writer.write_all(b"x").is_err() || start.elapsed() > Duration::from_secs(4) {
+                break;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    });
+    assert!(c.closed_within(Duration::from_secs(3)));
+    assert!(start.elapsed() < Duration::from_millis(1500));
+    dribbler.join().unwrap();
+}
+
+#[test]
+fn an_idle_connection_is_closed_after_the_idle_timeout() {
+    let s = Server::start(|c| c.idle_timeout = Duration::from_millis(300)).unwrap();
+    let mut c = s.connect();
+    c.send(&post("/mcp", b"{}"));
+    assert_eq!(c.answer().expect("an answer").status, 200);
+    let start = Instant::now();
+    assert!(c.closed_within(Duration::from_secs(3)));
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(250) && took < Duration::from_millis(2000),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn connection_close_is_honoured() {
+    let s = server();
+    let mut c = s.connect();
+    c.send(b"POST /mcp HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}");
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header("connection"), Some("close"));
+    assert!(c.closed_within(Duration::from_secs(3)));
+    // HTTP/1.0 closes unless asked to keep alive.
+    let mut c = s.connect();
+    c.send(b"GET / HTTP/1.0\r\n\r\n");
+    assert_eq!(
+        c.answer().expect("an answer").header("connection"),
+        Some("close")
+    );
+    assert!(c.closed_within(Duration::from_secs(3)));
+    let mut c = s.connect();
+    c.send(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    assert_eq!(
+        c.answer().expect("an answer").header("connection"),
+        Some("keep-alive")
+    );
+    c.send(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    assert_eq!(c.answer().expect("kept alive").status, 200);
+}
+
+#[test]
+fn both_content_length_and_chunked_is_a_bad_request() {
+    let s = server();
+    let mut c = s.connect();
+    c.send(b"POST /mcp HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    let a = c.answer().expect("an answer");
+    assert_eq!(a.status, 400);
+    assert_eq!(a.header("connection"), Some("close"));
+    let mut c = s.connect();
+    c.send(b"POST /mcp HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n");
+    assert_eq!(c.answer().expect("an answer").status, 400);
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_refused_head_skips_a_body_that_already_arrived() {
+    let s = server();
+    let mut c = s.connect();
+    let mut two = post("/refuse", b"{\"x\":1}");
+    two.extend_from_slice(&post("/echo", b"ok"));
+    c.send(&two);
+    assert_eq!(c.answer().expect("an answer").status, 405);
+    let a = c.answer().expect("kept alive");
+    assert_eq!(a.body, b"ok");
+}
+
+#[test]
+fn shutdown_finishes_requests_in_flight() {
+    let mut s = server();
+    let mut clients: Vec<Client> = (0..4).map(|_| s.connect()).collect();
+    for c in &mut clients {
+        c.send(&post("/slow", b"{}"));
+    }
+    // Wait until the server is busy with them, then stop it.
+    for _ in 0..200 {
+        if s.service.started.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    s.shutdown.trigger();
+    for c in &mut clients {
+        let a = c.answer().expect("every request in flight is answered");
+        assert_eq!(a.status, 200);
+        assert_eq!(a.header("connection"), Some("close"));
+        assert!(c.closed_within(Duration::from_secs(3)));
+    }
+    let start = Instant::now();
+    s.stop().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 4);
+    // Nothing listens any more.
+    assert!(TcpStream::connect(s.addr).is_err());
+}
+
+#[test]
+fn shutdown_closes_idle_connections_at_once() {
+    let mut s = server();
+    let mut c = s.connect();
+    c.send(&post("/mcp", b"{}"));
+    assert_eq!(c.answer().expect("an answer").status, 200);
+    let start = Instant::now();
+    s.stop().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(c.closed_within(Duration::from_secs(2)));
+}
+
+fn smoke(driver: IoDriver) -> io::Result<()> {
+    let mut s = Server::start(|c| c.io_driver = driver)?;
+    for _ in 0..3 {
+        let mut c = s.connect();
+        for _ in 0..3 {
+            c.send(&post("/echo", b"{\"jsonrpc\":\"2.0\"}"));
+            let a = c.answer().expect("an answer");
+            assert_eq!(a.status, 200);
+            assert_eq!(a.body, b"{\"jsonrpc\":\"2.0\"}");
+        }
+        c.send(b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n");
+        assert_eq!(c.answer().expect("an answer").body, b"ok");
+    }
+    s.stop()
+}
+
+#[test]
+fn both_drivers_serve() {
+    smoke(IoDriver::Epoll).unwrap();
+    match smoke(IoDriver::Uring) {
+        Ok(()) => {}
+        Err(e) if e.to_string().contains("io_uring is unavailable") => {
+            println!("note: io_uring refused here, Uring not tested: {e}");
+        }
+        Err(e) => panic!("uring: {e}"),
+    }
+}
