@@ -590,7 +590,10 @@ fn shutdown_closes_idle_connections_at_once() {
 }
 
 fn smoke(driver: IoDriver) -> io::Result<()> {
-    let mut s = Server::start(|c| c.io_driver = driver)?;
+    let mut s = Server::start(|c| {
+        c.io_driver = driver;
+        c.read_timeout = Duration::from_millis(300);
+    })?;
     for _ in 0..3 {
         let mut c = s.connect();
         for _ in 0..3 {
@@ -602,7 +605,34 @@ fn smoke(driver: IoDriver) -> io::Result<()> {
         c.send(b"POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n");
         assert_eq!(c.answer().expect("an answer").body, b"ok");
     }
-    s.stop()
+    // The read deadline.
+    let mut stalled = s.connect();
+    stalled.send(b"POST /mcp HTTP/1.1\r\n");
+    let start = Instant::now();
+    assert!(stalled.closed_within(Duration::from_secs(3)));
+    assert!(start.elapsed() < Duration::from_millis(2000));
+    // Shutdown: the request in flight is answered, the idle connection
+    // closed at once.
+    let mut idle = s.connect();
+    idle.send(&post("/mcp", b"{}"));
+    assert_eq!(idle.answer().expect("an answer").status, 200);
+    let mut busy = s.connect();
+    busy.send(&post("/slow", b"{}"));
+    for _ in 0..200 {
+        if s.service.started.load(Ordering::SeqCst) >= 14 {
+            break;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    let start = Instant::now();
+    s.shutdown.trigger();
+    assert!(idle.closed_within(Duration::from_secs(2)));
+    let a = busy.answer().expect("the request in flight is answered");
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header("connection"), Some("close"));
+    s.stop()?;
+    assert!(start.elapsed() < Duration::from_secs(2));
+    Ok(())
 }
 
 #[test]

@@ -143,6 +143,7 @@ pub fn serve_until<S: Service>(
         let started = (|| {
             let (wake_rx, wake_tx) = StdUnixStream::pair()?;
             wake_rx.set_nonblocking(true)?;
+            wake_tx.set_nonblocking(true)?;
             let abort = wake_tx.try_clone()?;
             let service = service.clone();
             let ready = ready_tx.clone();
@@ -350,7 +351,7 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
         _ = accept => {}
         _ = wake.read(vec![0u8; 8]) => {}
     }
-    let deadline = Instant::now() + grace;
+    let deadline = Instant::now() + grace.min(Duration::from_secs(365 * 24 * 3600));
     worker.begin_shutdown();
     // Stop accepting. Connections the kernel already completed are taken in
     // first (closing the listener would reset them): they are served if

@@ -67,12 +67,14 @@ pub(crate) struct Limits {
 
 impl Limits {
     pub(crate) fn from_config(c: &ServerConfig) -> Limits {
+        // Deadlines are `now + timeout`: keep them far from overflowing.
+        const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
         Limits {
             body_limit: c.body_limit,
             max_headers: c.max_headers,
             max_head_bytes: c.max_head_bytes,
-            idle_timeout: c.idle_timeout,
-            read_timeout: c.read_timeout,
+            idle_timeout: c.idle_timeout.min(FOREVER),
+            read_timeout: c.read_timeout.min(FOREVER),
         }
     }
 }

@@ -58,6 +58,9 @@ pub(crate) fn with_head<R>(
         return Err(HttpError::BadRequest);
     };
     let http10 = version == 0;
+    // The absolute form (`http://host/path`, sent to proxies) names the
+    // same path.
+    let target = absolute_form_path(target);
     let (path, query) = match target.split_once('?') {
         Some((p, q)) => (p, Some(q)),
         None => (target, None),
@@ -126,6 +129,25 @@ pub(crate) fn with_head<R>(
         http10,
     };
     Ok(Some(f(&head, meta)))
+}
+
+fn absolute_form_path(target: &str) -> &str {
+    let scheme = |s: &str| {
+        target
+            .get(..s.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(s))
+    };
+    let rest = if scheme("http://") {
+        &target[7..]
+    } else if scheme("https://") {
+        &target[8..]
+    } else {
+        return target;
+    };
+    match rest.find(['/', '?']) {
+        Some(i) if rest.as_bytes()[i] == b'/' => &rest[i..],
+        _ => "/",
+    }
 }
 
 fn trim(mut v: &[u8]) -> &[u8] {
@@ -453,6 +475,21 @@ mod tests {
         assert_eq!(got.head_len, raw.len() - 5);
         assert_eq!(got.framing, Framing::Length(5));
         assert!(got.keep_alive);
+    }
+
+    #[test]
+    fn the_absolute_form_names_its_path() {
+        let raw = b"POST http://example.com:8080/mcp?a=b HTTP/1.1\r\n\r\n";
+        let (path, query) = with_head(raw, 8, 1024, |h, _| {
+            (h.path.to_string(), h.query.map(str::to_string))
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!((path.as_str(), query.as_deref()), ("/mcp", Some("a=b")));
+        let path = with_head(b"GET HTTP://h HTTP/1.1\r\n\r\n", 8, 1024, |h, _| {
+            h.path.to_string()
+        });
+        assert_eq!(path.unwrap().unwrap(), "/");
     }
 
     #[test]
