@@ -589,6 +589,26 @@ fn shutdown_closes_idle_connections_at_once() {
     assert!(c.closed_within(Duration::from_secs(2)));
 }
 
+#[test]
+fn shutdown_gives_up_after_the_grace() {
+    let mut s = Server::start(|c| {
+        c.read_timeout = Duration::from_secs(30);
+        c.shutdown_grace = Duration::from_millis(300);
+    })
+    .unwrap();
+    let mut c = s.connect();
+    c.send(b"POST /mcp HTTP/1.1\r\nHost: t\r\n");
+    thread::sleep(Duration::from_millis(50));
+    let start = Instant::now();
+    s.stop().unwrap();
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(250) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    assert!(c.closed_within(Duration::from_secs(2)));
+}
+
 fn smoke(driver: IoDriver) -> io::Result<()> {
     let mut s = Server::start(|c| {
         c.io_driver = driver;

@@ -374,6 +374,11 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
             open = worker.open.get(),
             "shutdown grace over; closing the remaining connections"
         );
+        worker.cut_connections();
+        let cut = Instant::now() + Duration::from_millis(500);
+        while worker.open.get() > 0 && Instant::now() < cut {
+            monoio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
     Ok(())
 }

@@ -25,7 +25,9 @@
 pub(crate) mod parse;
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -90,6 +92,8 @@ pub(crate) struct Worker<S> {
     pub idle: RefCell<Canceller>,
     /// Connections open on this worker.
     pub open: Cell<usize>,
+    /// Their descriptors, to cut them when the shutdown grace is over.
+    fds: RefCell<HashSet<RawFd>>,
     /// The signal itself: an answer produced before this worker saw the
     /// wake-up (it was busy in the service) already says `close`.
     pub signal: ShutdownSignal,
@@ -104,6 +108,7 @@ impl<S: Service> Worker<S> {
             shutting_down: Cell::new(false),
             idle: RefCell::new(Canceller::new()),
             open: Cell::new(0),
+            fds: RefCell::new(HashSet::new()),
         }
     }
 
@@ -116,28 +121,44 @@ impl<S: Service> Worker<S> {
     }
 }
 
+impl<S: Service> Worker<S> {
+    /// The grace is over: shuts down every connection still open, so that
+    /// whatever it waits for fails now and its task ends (closing it).
+    pub(crate) fn cut_connections(&self) {
+        for &fd in self.fds.borrow().iter() {
+            // SAFETY: the descriptor is open: it leaves the set in the same
+            // synchronous drop, on this thread, that closes its stream, so
+            // no other socket can hold the number yet. shutdown(2) does not
+            // close it.
+            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+        }
+    }
+}
+
 /// Counts the connection open for as long as its task lives (also when the
 /// task is dropped at the end of the shutdown grace).
-struct OpenGuard<S: Service>(Rc<Worker<S>>);
+struct OpenGuard<S: Service>(Rc<Worker<S>>, RawFd);
 
 impl<S: Service> OpenGuard<S> {
-    fn new(worker: Rc<Worker<S>>) -> OpenGuard<S> {
+    fn new(worker: Rc<Worker<S>>, fd: RawFd) -> OpenGuard<S> {
         worker.open.set(worker.open.get() + 1);
+        worker.fds.borrow_mut().insert(fd);
         worker.service.on_connection(true);
-        OpenGuard(worker)
+        OpenGuard(worker, fd)
     }
 }
 
 impl<S: Service> Drop for OpenGuard<S> {
     fn drop(&mut self) {
         self.0.open.set(self.0.open.get() - 1);
+        self.0.fds.borrow_mut().remove(&self.1);
         self.0.service.on_connection(false);
     }
 }
 
 /// Serves one accepted connection until it closes.
 pub(crate) async fn serve_connection<S: Service>(stream: TcpStream, worker: Rc<Worker<S>>) {
-    let guard = OpenGuard::new(worker);
+    let guard = OpenGuard::new(worker, stream.as_raw_fd());
     let _ = stream.set_nodelay(true);
     let mut conn = Conn {
         stream,
@@ -596,7 +617,7 @@ impl<S: Service> Conn<'_, S> {
 
     /// Takes what the socket holds right now, without waiting.
     fn read_ready_now(&mut self) -> Result<usize, ReadEnd> {
-        use std::os::fd::{AsRawFd, BorrowedFd};
+        use std::os::fd::BorrowedFd;
         if self.buf.capacity() - self.buf.len() < MIN_READ {
             self.buf.reserve(MIN_READ);
         }
