@@ -7,8 +7,9 @@
 mod bodies;
 
 use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
+use mcpgate::gate::parse::{ParseLimits, Parser, TapeJson};
 use mcpgate::gate::{Gate, GateConfig, Scratch, Verdict};
-use mcpgate::protocol::{RootKind, SchemaDocument, compile_root};
+use mcpgate::protocol::{RootKind, SchemaDocument, compile_root, compile_root_for};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -33,6 +34,24 @@ fn valid_calls(c: &mut Criterion) {
                     Verdict::Allow(_)
                 )
             })
+        });
+        // The stages apart: parse alone (copy, tape, duplicate keys), and
+        // the schema verdict alone over an already parsed tape.
+        let mut parser = Parser::new();
+        group.bench_function("parse", |b| {
+            b.iter(|| {
+                parser
+                    .parse(black_box(&body), ParseLimits::default())
+                    .is_ok()
+            })
+        });
+        let tape_root =
+            compile_root_for::<TapeJson>(&document, &RootKind::Request("tools/call").key())
+                .unwrap();
+        let mut parser = Parser::new();
+        let parsed = parser.parse(&body, ParseLimits::default()).unwrap();
+        group.bench_function("tape_is_valid", |b| {
+            b.iter(|| tape_root.is_valid(black_box(parsed.root())))
         });
         group.bench_function("serde_jsonschema", |b| {
             b.iter(|| {

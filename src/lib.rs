@@ -6,9 +6,11 @@
 //! the one rejection sender; [`protocol`] the schemas in `priv/`.
 
 pub mod cli;
+pub mod config;
 pub mod gate;
 pub mod protocol;
 pub mod reject;
 pub mod server;
+pub mod service;
 
 pub use gate::{Gate, GateConfig, Verdict};

@@ -23,6 +23,8 @@ pub struct Cli {
 pub enum Command {
     /// Print what the gateway would answer to each message.
     Check(check::CheckArgs),
+    /// Run the gateway: the MCP endpoint, `/validate`, `/metrics`, `/healthz`.
+    Serve(crate::config::ServeArgs),
     /// List the protocol roots the gateway compiles, per schema revision.
     Roots,
 }
@@ -32,6 +34,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Serve(args) => serve(args),
         Command::Roots => {
             for document in SchemaDocument::ALL {
                 for key in root_keys(&document.parse()) {
@@ -39,6 +42,51 @@ pub fn main() -> ExitCode {
                 }
             }
             ExitCode::SUCCESS
+        }
+    }
+}
+
+fn serve(args: crate::config::ServeArgs) -> ExitCode {
+    use std::io::Write as _;
+    use std::sync::Arc;
+
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MCPGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+    let settings = match crate::config::Settings::resolve(&args) {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("mcpgate serve: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let gate = match crate::gate::Gate::new(settings.gate.clone()) {
+        Ok(gate) => gate,
+        Err(error) => {
+            eprintln!("mcpgate serve: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let service = Arc::new(crate::service::McpService {
+        gate,
+        endpoint: settings.endpoint.clone(),
+        wire: settings.wire.clone(),
+        metrics: Default::default(),
+    });
+    let mut server = settings.server.clone();
+    server.on_listening = Some(Arc::new(|address| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on {address}");
+        let _ = out.flush();
+    }));
+    match crate::server::serve(server, service) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("mcpgate serve: {error}");
+            ExitCode::from(1)
         }
     }
 }

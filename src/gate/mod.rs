@@ -178,10 +178,7 @@ impl Gate {
         if body.len() <= self.config.body_limit {
             return Ok(());
         }
-        let message = format!(
-            "Invalid Request: body exceeds the limit of {} bytes",
-            self.config.body_limit
-        );
+        let message = body_too_large_message(self.config.body_limit);
         Err(self
             .rejections
             .send(Reason::BodyTooLarge, None, Some(&message), &[]))
@@ -430,6 +427,11 @@ impl Gate {
             ],
         ))
     }
+}
+
+/// The message of a 413: it names the limit.
+pub fn body_too_large_message(limit: usize) -> String {
+    format!("Invalid Request: body exceeds the limit of {limit} bytes")
 }
 
 /// A problem with the envelope itself (`jsonrpc`, `id`, `method`, `params`

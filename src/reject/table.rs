@@ -8,6 +8,7 @@ use super::codes::{Condition, DataKey};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rejecter {
     Wire,
+    Forward,
     Parse,
     Classify,
     Lane,
@@ -20,6 +21,7 @@ impl Rejecter {
     pub const fn as_str(self) -> &'static str {
         match self {
             Rejecter::Wire => "wire",
+            Rejecter::Forward => "forward",
             Rejecter::Parse => "parse",
             Rejecter::Classify => "classify",
             Rejecter::Lane => "lane",
@@ -33,6 +35,14 @@ impl Rejecter {
 /// Why a message was refused; each has exactly one [`Row`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
+    MethodNotAllowed,
+    UnknownPath,
+    OriginNotAllowed,
+    Unauthorized,
+    UnsupportedMediaType,
+    NotAcceptable,
+    HeadTooLarge,
+    BadHttp,
     BodyTooLarge,
     MalformedJson,
     Batch,
@@ -47,6 +57,7 @@ pub enum Reason {
     MethodNotFoundLegacy,
     InvalidParams,
     InvalidRequest,
+    NoUpstream,
 }
 
 /// One row of the table.
@@ -64,7 +75,72 @@ pub struct Row {
 
 use DataKey as K;
 
-pub const TABLE: [Row; 14] = [
+pub const TABLE: [Row; 23] = [
+    row(
+        Reason::MethodNotAllowed,
+        Rejecter::Wire,
+        "method_not_allowed",
+        405,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::UnknownPath,
+        Rejecter::Wire,
+        "unknown_path",
+        404,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    // DNS rebinding: a browser page on a foreign origin talking to a local server.
+    row(
+        Reason::OriginNotAllowed,
+        Rejecter::Wire,
+        "origin_not_allowed",
+        403,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::Unauthorized,
+        Rejecter::Wire,
+        "unauthorized",
+        401,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::UnsupportedMediaType,
+        Rejecter::Wire,
+        "unsupported_media_type",
+        415,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::NotAcceptable,
+        Rejecter::Wire,
+        "not_acceptable",
+        406,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::HeadTooLarge,
+        Rejecter::Wire,
+        "head_too_large",
+        431,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::BadHttp,
+        Rejecter::Wire,
+        "bad_http",
+        400,
+        Condition::InvalidRequest,
+        &[],
+    ),
     row(
         Reason::BodyTooLarge,
         Rejecter::Wire,
@@ -177,6 +253,15 @@ pub const TABLE: [Row; 14] = [
         400,
         Condition::InvalidRequest,
         &[K::Errors, K::Total],
+    ),
+    // Allowed, but there is nowhere to send it (verdict service only).
+    row(
+        Reason::NoUpstream,
+        Rejecter::Forward,
+        "no_upstream",
+        502,
+        Condition::InternalError,
+        &[],
     ),
 ];
 

@@ -25,13 +25,29 @@ pub fn wrong_items_body(count: usize) -> Vec<u8> {
     body.into_bytes()
 }
 
-/// A valid 2026-07-28 `tools/call` of exactly `size` bytes (padding in an
-/// argument), with its headers.
+/// A valid 2026-07-28 `tools/call` of exactly `size` bytes, with its
+/// headers: past the 516-byte base, the arguments grow by rows of small
+/// records (as a real payload does), and a note string pads the rest.
 pub fn tools_call_body(size: usize) -> (Vec<(String, String)>, Vec<u8>) {
-    let head = r#"{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{"form":{}}},"progressToken":"p-1"},"name":"get_weather","arguments":{"location":"New York","units":"metric","days":3,"include":["hourly","alerts"],"note":""#;
+    let head = r#"{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{"form":{}}},"progressToken":"p-1"},"name":"get_weather","arguments":{"location":"New York","units":"metric","days":3,"include":["hourly","alerts"],"rows":["#;
+    let middle = r#"],"note":""#;
     let tail = r#""}}}"#;
-    assert!(head.len() + tail.len() <= size, "{size} is too small");
-    let body = format!("{head}{}{tail}", "n".repeat(size - head.len() - tail.len()));
+    let mut rows = String::new();
+    let mut n = 0;
+    loop {
+        let row = format!(
+            r#"{}{{"id":{n},"name":"row-{n}","ok":true,"score":{n}.5}}"#,
+            if n > 0 { "," } else { "" }
+        );
+        if head.len() + rows.len() + row.len() + middle.len() + tail.len() + 64 > size {
+            break;
+        }
+        rows.push_str(&row);
+        n += 1;
+    }
+    let fixed = head.len() + rows.len() + middle.len() + tail.len();
+    assert!(fixed <= size, "{size} is too small");
+    let body = format!("{head}{rows}{middle}{}{tail}", "n".repeat(size - fixed));
     assert_eq!(body.len(), size);
     let headers = vec![
         ("MCP-Protocol-Version".to_owned(), "2026-07-28".to_owned()),

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mcpgate::reject::Reason;
 use serde_json::{Value, json};
 
 pub fn shared_dir() -> PathBuf {
@@ -129,4 +130,118 @@ pub fn own_seeds(revision: &str) -> Vec<Value> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// One message that triggers `reason` through the gate, with the id its
+/// answer must carry; `None` for the rows only a server reaches (the wire
+/// stage's, the forwarder's: tests/serve.rs reaches every row over HTTP).
+/// The match is exhaustive: a new row needs a decision here.
+/// Headers, body, and the id the answer must carry.
+pub type Scenario = (Vec<(String, String)>, Vec<u8>, Value);
+
+pub fn scenario(reason: Reason) -> Option<Scenario> {
+    Some(match reason {
+        Reason::MethodNotAllowed
+        | Reason::UnknownPath
+        | Reason::OriginNotAllowed
+        | Reason::Unauthorized
+        | Reason::UnsupportedMediaType
+        | Reason::NotAcceptable
+        | Reason::HeadTooLarge
+        | Reason::BadHttp
+        | Reason::NoUpstream => return None,
+        gate_reason => message_for(gate_reason),
+    })
+}
+
+fn message_for(reason: Reason) -> Scenario {
+    let modern = |message: &Value| {
+        (
+            modern_headers(message),
+            serde_json::to_vec(message).unwrap(),
+        )
+    };
+    let list = |id: Value| json!({"jsonrpc":"2.0","id":id,"method":"tools/list","params":{"_meta": meta()}});
+    match reason {
+        Reason::BodyTooLarge => {
+            let message = tools_call(json!(1), "echo", json!({"text": "x".repeat(8192)}));
+            let (h, b) = modern(&message);
+            (h, b, Value::Null)
+        }
+        Reason::MalformedJson => (
+            legacy_headers(),
+            br#"{"jsonrpc":"2.0","id":1,"#.to_vec(),
+            Value::Null,
+        ),
+        Reason::Batch => (
+            legacy_headers(),
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#.to_vec(),
+            Value::Null,
+        ),
+        Reason::DuplicateKey => (
+            legacy_headers(),
+            br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#.to_vec(),
+            Value::Null,
+        ),
+        Reason::TooDeep => {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":{}{}}}}}"#,
+                "[".repeat(200),
+                "]".repeat(200)
+            );
+            (legacy_headers(), body.into_bytes(), Value::Null)
+        }
+        Reason::UnidentifiedRequest => (
+            legacy_headers(),
+            br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#.to_vec(),
+            Value::Null,
+        ),
+        Reason::UnknownMessage => (
+            legacy_headers(),
+            br#"{"jsonrpc":"2.0","id":4}"#.to_vec(),
+            Value::Null,
+        ),
+        Reason::UnsupportedProtocolVersion => {
+            let message = list(json!(7));
+            let mut headers = modern_headers(&message);
+            headers[0].1 = "1999-01-01".to_owned();
+            (headers, serde_json::to_vec(&message).unwrap(), json!(7))
+        }
+        Reason::ProtocolField => {
+            let message = json!({"jsonrpc":"2.0","id":"pf","method":"tools/list",
+                "params":{"_meta":{"io.modelcontextprotocol/protocolVersion": MODERN}}});
+            let (h, b) = modern(&message);
+            (h, b, json!("pf"))
+        }
+        Reason::HeaderMismatch => {
+            let message = tools_call(json!(9), "echo", json!({}));
+            let (mut h, b) = modern(&message);
+            h.iter_mut().find(|(n, _)| n == "Mcp-Name").unwrap().1 = "other".to_owned();
+            (h, b, json!(9))
+        }
+        Reason::MethodNotFound => {
+            let message =
+                json!({"jsonrpc":"2.0","id":3,"method":"initialize","params":{"_meta": meta()}});
+            let (h, b) = modern(&message);
+            (h, b, json!(3))
+        }
+        Reason::MethodNotFoundLegacy => (
+            legacy_headers(),
+            br#"{"jsonrpc":"2.0","id":"m","method":"no/such"}"#.to_vec(),
+            json!("m"),
+        ),
+        Reason::InvalidParams => {
+            let mut message = tools_call(json!(11), "echo", json!({}));
+            message["params"]["name"] = json!(5);
+            let (h, b) = modern(&message);
+            (h, b, json!(11))
+        }
+        Reason::InvalidRequest => {
+            let mut message = list(json!(12));
+            message["jsonrpc"] = json!("1.0");
+            let (h, b) = modern(&message);
+            (h, b, json!(12))
+        }
+        other => unreachable!("{other:?} has no gate scenario"),
+    }
 }

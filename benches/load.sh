@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Load benchmark of `mcpgate serve`, in one run and with the same wrk
+# settings for each target:
+#   validate  POST /validate with a valid 516-byte 2026-07-28 tools/call
+#   noop      POST /_noop on the same server: 204 without parsing
+#   hyper     a minimal tokio + hyper server answering 204 (benches/hyper-baseline)
+# Servers run one worker pinned to CPU 0, wrk one thread pinned to CPU 1
+# (on a 2-core machine a load generator saturates near 100-130k req/s, so
+# the server's CPU time per request is printed beside req/s and latency).
+#
+# Usage: benches/load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${1:-10}
+CONNECTIONS=${2:-32}
+DRIVER=${3:-epoll}
+HZ=$(getconf CLK_TCK)
+
+if ! command -v wrk >/dev/null; then
+    echo "installing wrk" >&2
+    (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
+fi
+
+cargo build --release --quiet
+cargo build --release --quiet --manifest-path benches/hyper-baseline/Cargo.toml
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+head = ('{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+        '"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":'
+        '{"sampling":{},"elicitation":{"form":{}}},"progressToken":"p-1"},"name":"get_weather","arguments":{"location":"New York",'
+        '"units":"metric","days":3,"include":["hourly","alerts"],"rows":[],"note":"')
+tail = '"}}}'
+body = head + "n" * (516 - len(head) - len(tail)) + tail
+assert len(body) == 516
+lua = f'''wrk.method = "POST"
+wrk.body = {json.dumps(body)}
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+wrk.headers["Mcp-Method"] = "tools/call"
+wrk.headers["Mcp-Name"] = "get_weather"
+'''
+open(f"{work}/post.lua", "w").write(lua)
+PY
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# run NAME PID URL: one wrk run; prints "name req/s p50 p99 cpu_us_per_req"
+run() {
+    local name=$1 pid=$2 url=$3
+    local before after out
+    before=$(cpu_ticks "$pid")
+    out=$(taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" "$url")
+    after=$(cpu_ticks "$pid")
+    python3 - "$name" "$((after - before))" "$HZ" <<PY
+import re, sys
+name, ticks, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out = """$out"""
+def latency(p):
+    m = re.search(r"^\s*%s%%\s+([\d.]+)(us|ms|s)" % p, out, re.M)
+    v, unit = float(m.group(1)), m.group(2)
+    return v * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
+reqs = int(re.search(r"(\d+) requests in", out).group(1))
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+cpu_us = ticks / hz * 1e6 / max(reqs, 1)
+print(f"{name} {rps:.0f} {latency(50):.1f} {latency(99):.1f} {cpu_us:.2f} {errors.group(1) if errors else 0}")
+PY
+}
+
+start() { # start NAME CMD...: runs CMD pinned to CPU 0, waits for "listening on"
+    local name=$1; shift
+    taskset -c 0 "$@" > "$work/$name.out" 2>"$work/$name.err" &
+    local pid=$!
+    for _ in $(seq 100); do
+        grep -q "listening on" "$work/$name.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    echo "$pid $(sed -n 's/listening on //p' "$work/$name.out")"
+}
+
+read -r gate_pid gate_addr < <(start mcpgate target/release/mcpgate serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER")
+read -r hyper_pid hyper_addr < <(start hyper benches/hyper-baseline/target/release/hyper-baseline 127.0.0.1:0)
+
+results=$(
+    run validate "$gate_pid" "http://$gate_addr/validate"
+    run noop "$gate_pid" "http://$gate_addr/_noop"
+    run hyper "$hyper_pid" "http://$hyper_addr/"
+)
+python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" <<PY
+import sys
+rows = [line.split() for line in """$results""".strip().splitlines()]
+print(f"wrk -t1 -c{sys.argv[2]} -d{sys.argv[1]}s, server 1 worker ({sys.argv[3]}) on CPU 0, wrk on CPU 1")
+print(f"{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}")
+by = {}
+for name, rps, p50, p99, cpu, errors in rows:
+    by[name] = (float(rps), float(cpu))
+    print(f"{name:<10}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}")
+v, n, h = by["validate"], by["noop"], by["hyper"]
+print(f"validate/noop: {v[0]/n[0]:.2f}x req/s, {v[1]/n[1]:.2f}x cpu per request")
+print(f"validate/hyper: {v[0]/h[0]:.2f}x req/s, {v[1]/h[1]:.2f}x cpu per request")
+print(f"noop/hyper: {n[0]/h[0]:.2f}x req/s, {n[1]/h[1]:.2f}x cpu per request")
+PY

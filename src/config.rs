@@ -1,0 +1,372 @@
+//! `mcpgate serve` settings: built-in defaults, then a TOML file
+//! (`--config`), then `MCPGATE_*` variables, then flags — each later one
+//! winning. A wrong value fails at start with a message naming the key.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use serde::Deserialize;
+
+use crate::gate::GateConfig;
+use crate::protocol::Revision;
+use crate::server::{IoDriver, ServerConfig};
+use crate::service::wire::WirePolicy;
+
+/// Flags (each also read from its `MCPGATE_*` variable).
+#[derive(Args, Debug, Default)]
+pub struct ServeArgs {
+    /// A TOML file with any of the keys below (flags and variables win).
+    #[arg(long, env = "MCPGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, env = "MCPGATE_LISTEN")]
+    pub listen: Option<String>,
+    /// Worker threads, one runtime and listener each [default: cores].
+    #[arg(long, env = "MCPGATE_WORKERS")]
+    pub workers: Option<String>,
+    /// `epoll` or `uring` [default: epoll].
+    #[arg(long, env = "MCPGATE_IO_DRIVER")]
+    pub io_driver: Option<String>,
+    /// Path of the MCP endpoint [default: /mcp].
+    #[arg(long, env = "MCPGATE_ENDPOINT")]
+    pub endpoint: Option<String>,
+    /// Largest request body in bytes [default: 4194304].
+    #[arg(long, env = "MCPGATE_BODY_LIMIT")]
+    pub body_limit: Option<String>,
+    /// Comma-separated origins allowed besides loopback; `*` for any.
+    #[arg(long, env = "MCPGATE_ALLOWED_ORIGINS")]
+    pub allowed_origins: Option<String>,
+    /// Comma-separated bearer tokens; none: no auth.
+    #[arg(long, env = "MCPGATE_BEARER_TOKENS", hide_env_values = true)]
+    pub bearer_tokens: Option<String>,
+}
+
+/// The TOML file's keys.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FileSettings {
+    pub listen: Option<String>,
+    pub workers: Option<usize>,
+    pub io_driver: Option<String>,
+    pub endpoint: Option<String>,
+    pub body_limit: Option<usize>,
+    pub max_depth: Option<usize>,
+    pub max_headers: Option<usize>,
+    pub max_head_bytes: Option<usize>,
+    pub idle_timeout_ms: Option<u64>,
+    pub read_timeout_ms: Option<u64>,
+    pub shutdown_grace_ms: Option<u64>,
+    pub allowed_origins: Option<Vec<String>>,
+    pub bearer_tokens: Option<Vec<String>>,
+    pub revisions: Option<Vec<String>>,
+}
+
+/// Everything `serve` runs with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub server: ServerConfig,
+    pub gate: GateConfig,
+    pub endpoint: String,
+    pub wire: WirePolicy,
+}
+
+/// A setting that cannot be used, by key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "config key `{}`: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn error(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        key: key.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn parse_number<T: std::str::FromStr>(key: &str, text: &str) -> Result<T, ConfigError> {
+    text.trim()
+        .parse()
+        .map_err(|_| error(key, format!("{text:?} is not a number")))
+}
+
+fn list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+impl Settings {
+    /// The file (if any), overlaid with the flags and variables.
+    pub fn resolve(args: &ServeArgs) -> Result<Settings, ConfigError> {
+        let file = match &args.config {
+            None => FileSettings::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| error("config", format!("{}: {e}", path.display())))?;
+                toml::from_str(&text).map_err(|e| {
+                    let message = e.message().to_owned();
+                    // The key of the line the error points into.
+                    let key = e
+                        .span()
+                        .map(|span| {
+                            let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+                            text[start..]
+                                .split(['=', '\n'])
+                                .next()
+                                .unwrap_or_default()
+                                .trim()
+                        })
+                        .filter(|k| !k.is_empty())
+                        .unwrap_or("config")
+                        .to_owned();
+                    error(&key, message)
+                })?
+            }
+        };
+        Settings::build(args, file)
+    }
+
+    fn build(args: &ServeArgs, file: FileSettings) -> Result<Settings, ConfigError> {
+        let listen_text = args
+            .listen
+            .clone()
+            .or(file.listen)
+            .unwrap_or_else(|| "127.0.0.1:8080".to_owned());
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            error(
+                "listen",
+                format!("{listen_text:?} is not an address like 127.0.0.1:8080"),
+            )
+        })?;
+        let mut server = ServerConfig::new(listen);
+        if let Some(workers) = args
+            .workers
+            .as_deref()
+            .map(|t| parse_number("workers", t))
+            .transpose()?
+            .or(file.workers)
+        {
+            if workers == 0 {
+                return Err(error("workers", "must be at least 1"));
+            }
+            server.workers = workers;
+        }
+        if let Some(driver) = args.io_driver.clone().or(file.io_driver) {
+            server.io_driver = driver
+                .parse::<IoDriver>()
+                .map_err(|e| error("io_driver", e))?;
+        }
+        let body_limit = args
+            .body_limit
+            .as_deref()
+            .map(|t| parse_number("body_limit", t))
+            .transpose()?
+            .or(file.body_limit);
+        let mut gate = GateConfig::default();
+        if let Some(limit) = body_limit {
+            if limit == 0 {
+                return Err(error("body_limit", "must be at least 1"));
+            }
+            gate.body_limit = limit;
+        }
+        server.body_limit = gate.body_limit;
+        if let Some(depth) = file.max_depth {
+            if !(1..=1024).contains(&depth) {
+                return Err(error("max_depth", "must be between 1 and 1024"));
+            }
+            gate.max_depth = depth;
+        }
+        if let Some(n) = file.max_headers {
+            if !(1..=crate::server::MAX_HEADERS_CAP).contains(&n) {
+                return Err(error(
+                    "max_headers",
+                    format!("must be between 1 and {}", crate::server::MAX_HEADERS_CAP),
+                ));
+            }
+            server.max_headers = n;
+        }
+        if let Some(n) = file.max_head_bytes {
+            if n < 256 {
+                return Err(error("max_head_bytes", "must be at least 256"));
+            }
+            server.max_head_bytes = n;
+        }
+        for (key, value, slot) in [
+            (
+                "idle_timeout_ms",
+                file.idle_timeout_ms,
+                &mut server.idle_timeout,
+            ),
+            (
+                "read_timeout_ms",
+                file.read_timeout_ms,
+                &mut server.read_timeout,
+            ),
+            (
+                "shutdown_grace_ms",
+                file.shutdown_grace_ms,
+                &mut server.shutdown_grace,
+            ),
+        ] {
+            if let Some(ms) = value {
+                if ms == 0 {
+                    return Err(error(key, "must be at least 1"));
+                }
+                *slot = Duration::from_millis(ms);
+            }
+        }
+        if let Some(revisions) = file.revisions {
+            gate.revisions = revisions
+                .iter()
+                .map(|r| {
+                    Revision::parse(r).ok_or_else(|| {
+                        error(
+                            "revisions",
+                            format!("{r:?} is not a revision mcpgate serves"),
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            if gate.revisions.is_empty() {
+                return Err(error("revisions", "must name at least one revision"));
+            }
+        }
+        let endpoint = args
+            .endpoint
+            .clone()
+            .or(file.endpoint)
+            .unwrap_or_else(|| "/mcp".to_owned());
+        if !endpoint.starts_with('/') || endpoint.contains(['?', '#', ' ']) {
+            return Err(error(
+                "endpoint",
+                format!("{endpoint:?} is not a path like /mcp"),
+            ));
+        }
+        let wire = WirePolicy {
+            allowed_origins: args
+                .allowed_origins
+                .as_deref()
+                .map(list)
+                .or(file.allowed_origins)
+                .unwrap_or_default(),
+            bearer_tokens: args
+                .bearer_tokens
+                .as_deref()
+                .map(list)
+                .or(file.bearer_tokens)
+                .unwrap_or_default(),
+        };
+        Ok(Settings {
+            server,
+            gate,
+            endpoint,
+            wire,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> FileSettings {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn defaults_apply_without_file_or_flags() {
+        let settings = Settings::build(&ServeArgs::default(), FileSettings::default()).unwrap();
+        assert_eq!(settings.server.listen, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(settings.endpoint, "/mcp");
+        assert_eq!(settings.gate.body_limit, settings.server.body_limit);
+        assert!(settings.wire.bearer_tokens.is_empty());
+    }
+
+    #[test]
+    fn flags_win_over_the_file() {
+        let args = ServeArgs {
+            listen: Some("127.0.0.1:9000".into()),
+            body_limit: Some("2048".into()),
+            ..ServeArgs::default()
+        };
+        let settings = Settings::build(
+            &args,
+            file("listen = \"127.0.0.1:7000\"\nbody_limit = 1024\nworkers = 3"),
+        )
+        .unwrap();
+        assert_eq!(settings.server.listen.port(), 9000);
+        assert_eq!(settings.gate.body_limit, 2048);
+        assert_eq!(settings.server.workers, 3);
+    }
+
+    #[test]
+    fn a_wrong_value_names_its_key() {
+        for (args, file_text, key) in [
+            (
+                ServeArgs {
+                    listen: Some("nowhere".into()),
+                    ..ServeArgs::default()
+                },
+                "",
+                "listen",
+            ),
+            (
+                ServeArgs {
+                    workers: Some("many".into()),
+                    ..ServeArgs::default()
+                },
+                "",
+                "workers",
+            ),
+            (ServeArgs::default(), "io_driver = \"kqueue\"", "io_driver"),
+            (
+                ServeArgs::default(),
+                "revisions = [\"2024-11-05\"]",
+                "revisions",
+            ),
+            (ServeArgs::default(), "endpoint = \"mcp\"", "endpoint"),
+            (
+                ServeArgs::default(),
+                "read_timeout_ms = 0",
+                "read_timeout_ms",
+            ),
+        ] {
+            let error = Settings::build(&args, file(file_text)).unwrap_err();
+            assert_eq!(error.key, key, "{error}");
+            assert!(error.to_string().contains(key));
+        }
+    }
+
+    #[test]
+    fn an_unknown_or_mistyped_file_key_is_named() {
+        let dir = std::env::temp_dir().join(format!("mcpgate-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (text, key) in [
+            ("body_limt = 5\n", "body_limt"),
+            ("workers = \"two\"\n", "workers"),
+        ] {
+            let path = dir.join("c.toml");
+            std::fs::write(&path, text).unwrap();
+            let args = ServeArgs {
+                config: Some(path),
+                ..ServeArgs::default()
+            };
+            let error = Settings::resolve(&args).unwrap_err();
+            assert!(error.to_string().contains(key), "{error}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

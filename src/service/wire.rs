@@ -1,0 +1,270 @@
+//! Stage 1, the wire: what a request's head must be before its body is
+//! read — the method, the `Origin` (DNS rebinding), bearer auth, the
+//! content type and what the client accepts.
+
+use crate::gate::RequestHeaders;
+use crate::reject::Reason;
+
+/// Who may call, and from where.
+#[derive(Clone, Debug, Default)]
+pub struct WirePolicy {
+    /// Origins allowed besides the loopback ones (`scheme://host[:port]`,
+    /// compared exactly); `*` allows any.
+    pub allowed_origins: Vec<String>,
+    /// Accepted bearer tokens; none: no auth.
+    pub bearer_tokens: Vec<String>,
+}
+
+/// A refusal of the wire stage: the reason and the one-line cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireRefusal {
+    pub reason: Reason,
+    pub message: &'static str,
+}
+
+impl WirePolicy {
+    /// The checks of an MCP message's head, in order: origin, auth, content
+    /// type, accept. The method is the route's to check.
+    pub fn check(&self, headers: &(impl RequestHeaders + ?Sized)) -> Result<(), WireRefusal> {
+        if let Some(origin) = headers.header("Origin")
+            && !self.origin_allowed(origin)
+        {
+            return Err(WireRefusal {
+                reason: Reason::OriginNotAllowed,
+                message: "Forbidden: the Origin is not allowed",
+            });
+        }
+        if !self.bearer_tokens.is_empty() && !self.authorized(headers.header("Authorization")) {
+            return Err(WireRefusal {
+                reason: Reason::Unauthorized,
+                message: "Unauthorized: a valid bearer token is required",
+            });
+        }
+        if !headers
+            .header("Content-Type")
+            .is_some_and(is_json_media_type)
+        {
+            return Err(WireRefusal {
+                reason: Reason::UnsupportedMediaType,
+                message: "Unsupported Media Type: Content-Type must be application/json",
+            });
+        }
+        if !headers.header("Accept").is_some_and(accepts_json_and_sse) {
+            return Err(WireRefusal {
+                reason: Reason::NotAcceptable,
+                message: "Not Acceptable: Accept must allow application/json and text/event-stream",
+            });
+        }
+        Ok(())
+    }
+
+    fn origin_allowed(&self, origin: &[u8]) -> bool {
+        let Ok(origin) = std::str::from_utf8(origin) else {
+            return false;
+        };
+        is_loopback_origin(origin)
+            || self
+                .allowed_origins
+                .iter()
+                .any(|allowed| allowed == "*" || allowed == origin)
+    }
+
+    fn authorized(&self, header: Option<&[u8]>) -> bool {
+        let Some(token) = header.and_then(|h| bearer_token(h)) else {
+            return false;
+        };
+        // Every token compared in full: the time taken does not tell how
+        // much of a guess was right.
+        self.bearer_tokens.iter().fold(false, |found, known| {
+            found | constant_time_eq(known.as_bytes(), token)
+        })
+    }
+}
+
+/// `http(s)://localhost`, `127.0.0.1` or `[::1]`, any port.
+fn is_loopback_origin(origin: &str) -> bool {
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let (host, port) = match rest.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some(parts) => parts,
+            None => return false,
+        },
+        None => rest.split_at(rest.find(':').unwrap_or(rest.len())),
+    };
+    let port_ok = port.is_empty()
+        || port.strip_prefix(':').is_some_and(|digits| {
+            (1..=5).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
+        });
+    port_ok && matches!(host, "localhost" | "127.0.0.1" | "::1")
+}
+
+fn bearer_token(header: &[u8]) -> Option<&[u8]> {
+    let (scheme, token) = header.split_at_checked(7)?;
+    scheme
+        .eq_ignore_ascii_case(b"bearer ")
+        .then(|| token.trim_ascii())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// The media type part of a `Content-Type` (parameters dropped).
+fn media_type(value: &[u8]) -> &[u8] {
+    value
+        .split(|&b| b == b';')
+        .next()
+        .unwrap_or_default()
+        .trim_ascii()
+}
+
+fn is_json_media_type(value: &[u8]) -> bool {
+    media_type(value).eq_ignore_ascii_case(b"application/json")
+}
+
+/// Whether an `Accept` list admits both answers a server may give.
+fn accepts_json_and_sse(value: &[u8]) -> bool {
+    let ranges: Vec<&[u8]> = value.split(|&b| b == b',').map(media_type).collect();
+    let admits = |kind: &[u8], full: &[u8]| {
+        ranges.iter().any(|range| {
+            range.eq_ignore_ascii_case(b"*/*")
+                || range.eq_ignore_ascii_case(full)
+                || range.eq_ignore_ascii_case(kind)
+        })
+    };
+    admits(b"application/*", b"application/json") && admits(b"text/*", b"text/event-stream")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
+    }
+
+    const GOOD: [(&str, &str); 2] = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+
+    #[test]
+    fn loopback_origins_pass_and_foreign_ones_are_forbidden() {
+        let policy = WirePolicy::default();
+        for origin in [
+            "http://localhost:3000",
+            "http://127.0.0.1",
+            "https://[::1]:8443",
+            "http://localhost",
+        ] {
+            let mut h = headers(&GOOD);
+            h.push(("Origin".into(), origin.into()));
+            assert_eq!(policy.check(h.as_slice()), Ok(()), "{origin}");
+        }
+        for origin in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil:80",
+            "null",
+            "http://localhost:x",
+        ] {
+            let mut h = headers(&GOOD);
+            h.push(("Origin".into(), origin.into()));
+            assert_eq!(
+                policy.check(h.as_slice()).unwrap_err().reason,
+                Reason::OriginNotAllowed,
+                "{origin}"
+            );
+        }
+    }
+
+    #[test]
+    fn configured_origins_and_the_wildcard_are_allowed() {
+        let policy = WirePolicy {
+            allowed_origins: vec!["https://app.example".into()],
+            ..WirePolicy::default()
+        };
+        let mut h = headers(&GOOD);
+        h.push(("Origin".into(), "https://app.example".into()));
+        assert_eq!(policy.check(h.as_slice()), Ok(()));
+        let any = WirePolicy {
+            allowed_origins: vec!["*".into()],
+            ..WirePolicy::default()
+        };
+        h[2].1 = "https://anything.example".into();
+        assert_eq!(any.check(h.as_slice()), Ok(()));
+    }
+
+    #[test]
+    fn bearer_tokens_are_required_when_configured() {
+        let policy = WirePolicy {
+            bearer_tokens: vec!["s3cret".into()],
+            ..WirePolicy::default()
+        };
+        assert_eq!(
+            policy.check(headers(&GOOD).as_slice()).unwrap_err().reason,
+            Reason::Unauthorized
+        );
+        let mut h = headers(&GOOD);
+        h.push(("Authorization".into(), "Bearer wrong".into()));
+        assert_eq!(
+            policy.check(h.as_slice()).unwrap_err().reason,
+            Reason::Unauthorized
+        );
+        h[2].1 = "bearer s3cret".into();
+        assert_eq!(policy.check(h.as_slice()), Ok(()));
+    }
+
+    #[test]
+    fn content_type_must_be_json_with_any_parameters() {
+        let policy = WirePolicy::default();
+        let mut h = headers(&GOOD);
+        h[0].1 = "application/json; charset=utf-8".into();
+        assert_eq!(policy.check(h.as_slice()), Ok(()));
+        h[0].1 = "text/plain".into();
+        assert_eq!(
+            policy.check(h.as_slice()).unwrap_err().reason,
+            Reason::UnsupportedMediaType
+        );
+        h.remove(0);
+        assert_eq!(
+            policy.check(h.as_slice()).unwrap_err().reason,
+            Reason::UnsupportedMediaType
+        );
+    }
+
+    #[test]
+    fn accept_must_admit_json_and_event_streams() {
+        let policy = WirePolicy::default();
+        for ok in [
+            "*/*",
+            "application/json, text/event-stream",
+            "application/*;q=0.9, text/*",
+            "text/event-stream,application/json",
+        ] {
+            let mut h = headers(&GOOD);
+            h[1].1 = ok.into();
+            assert_eq!(policy.check(h.as_slice()), Ok(()), "{ok}");
+        }
+        for bad in ["application/json", "text/event-stream", "text/html"] {
+            let mut h = headers(&GOOD);
+            h[1].1 = bad.into();
+            assert_eq!(
+                policy.check(h.as_slice()).unwrap_err().reason,
+                Reason::NotAcceptable,
+                "{bad}"
+            );
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! `mcpgate serve` over real sockets on 127.0.0.1: every rejection-table
+//! row reachable over HTTP and counted exactly once in `/metrics`, the
+//! verdict service, keep-alive and pipelining, chunked bodies, and a
+//! SIGTERM that loses nothing in flight.
+
+#[path = "support/process.rs"]
+mod process;
+mod support;
+
+use std::io::Write;
+use std::time::Duration;
+
+use mcpgate::reject::{Reason, TABLE};
+use process::{CLIENT_HEADERS, Server, post, read_answer};
+use serde_json::json;
+use support::*;
+
+const TOKEN: &str = "t0k3n";
+const BODY_LIMIT: usize = 4096;
+
+fn auth() -> String {
+    format!("Authorization: Bearer {TOKEN}\r\n")
+}
+
+fn start() -> Server {
+    Server::start(&[
+        "--bearer-tokens",
+        TOKEN,
+        "--body-limit",
+        &BODY_LIMIT.to_string(),
+    ])
+}
+
+/// A raw request that triggers `reason` over HTTP, and the id its answer
+/// must carry.
+fn http_scenario(reason: Reason) -> (Vec<u8>, serde_json::Value) {
+    let client = format!("{CLIENT_HEADERS}{}", auth());
+    let valid = tools_call(json!(1), "echo", json!({}));
+    let valid_body = serde_json::to_vec(&valid).unwrap();
+    let null = serde_json::Value::Null;
+    match reason {
+        Reason::MethodNotAllowed => (
+            format!("GET /mcp HTTP/1.1\r\nHost: t\r\n{client}\r\n").into_bytes(),
+            null,
+        ),
+        Reason::UnknownPath => (post("/nope", &[], b"{}", &client), null),
+        Reason::OriginNotAllowed => (
+            post(
+                "/mcp",
+                &modern_headers(&valid),
+                &valid_body,
+                &format!("{client}Origin: http://evil.example\r\n"),
+            ),
+            null,
+        ),
+        Reason::Unauthorized => (
+            post("/mcp", &modern_headers(&valid), &valid_body, CLIENT_HEADERS),
+            null,
+        ),
+        Reason::UnsupportedMediaType => (
+            post(
+                "/mcp",
+                &modern_headers(&valid),
+                &valid_body,
+                &format!("Content-Type: text/plain\r\nAccept: */*\r\n{}", auth()),
+            ),
+            null,
+        ),
+        Reason::NotAcceptable => (
+            post(
+                "/mcp",
+                &modern_headers(&valid),
+                &valid_body,
+                &format!(
+                    "Content-Type: application/json\r\nAccept: application/json\r\n{}",
+                    auth()
+                ),
+            ),
+            null,
+        ),
+        Reason::HeadTooLarge => {
+            let many: String = (0..100).map(|n| format!("X-Filler-{n}: {n}\r\n")).collect();
+            (
+                post(
+                    "/mcp",
+                    &modern_headers(&valid),
+                    &valid_body,
+                    &format!("{client}{many}"),
+                ),
+                null,
+            )
+        }
+        Reason::BadHttp => (
+            format!("POST /mcp HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n{client}\r\n")
+                .into_bytes(),
+            null,
+        ),
+        Reason::NoUpstream => (
+            post("/mcp", &modern_headers(&valid), &valid_body, &client),
+            null,
+        ),
+        gate_reason => {
+            let (headers, body, id) = scenario(gate_reason).expect("a gate scenario");
+            (post("/validate", &headers, &body, &client), id)
+        }
+    }
+}
+
+fn series(reason: Reason) -> String {
+    let row = reason.row();
+    format!(
+        "mcpgate_rejections_total{{rejecter=\"{}\",reason=\"{}\",status=\"{}\"}}",
+        row.rejecter.as_str(),
+        row.name,
+        row.status
+    )
+}
+
+#[test]
+fn every_rejection_row_is_reachable_over_http_and_counted_once() {
+    let server = start();
+    for row in TABLE.iter() {
+        let before: Vec<u64> = TABLE
+            .iter()
+            .map(|r| server.metric(&series(r.reason)))
+            .collect();
+        let (raw, id) = http_scenario(row.reason);
+        let answer = server.send(&raw);
+        assert_eq!(
+            answer.status,
+            row.status,
+            "{:?}: {}",
+            row.reason,
+            String::from_utf8_lossy(&answer.body)
+        );
+        let body = answer.json();
+        assert_eq!(
+            body["error"]["code"],
+            json!(row.condition.code()),
+            "{:?}",
+            row.reason
+        );
+        assert_eq!(body["id"], id, "{:?}", row.reason);
+        if row.reason == Reason::Unauthorized {
+            assert!(
+                answer
+                    .header("WWW-Authenticate")
+                    .is_some_and(|v| v.starts_with("Bearer"))
+            );
+        }
+        if row.reason == Reason::MethodNotAllowed {
+            assert_eq!(answer.header("Allow"), Some("POST"));
+        }
+        for (other, count_before) in TABLE.iter().zip(before) {
+            let expected = count_before + u64::from(other.reason == row.reason);
+            assert_eq!(
+                server.metric(&series(other.reason)),
+                expected,
+                "{:?} after {:?}",
+                other.reason,
+                row.reason
+            );
+        }
+    }
+}
+
+#[test]
+fn the_verdict_service_answers_204_for_a_valid_message() {
+    let server = start();
+    let message = tools_call(json!("v"), "echo", json!({"text": "hi"}));
+    let raw = post(
+        "/validate",
+        &modern_headers(&message),
+        &serde_json::to_vec(&message).unwrap(),
+        &format!("{CLIENT_HEADERS}{}", auth()),
+    );
+    let answer = server.send(&raw);
+    assert_eq!(answer.status, 204);
+    assert!(answer.body.is_empty());
+    assert_eq!(
+        server.metric("mcpgate_allowed_total{lane=\"modern\",kind=\"request\"}"),
+        1
+    );
+    let health = server.send(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!((health.status, health.body.as_slice()), (200, &b"ok\n"[..]));
+}
+
+#[test]
+fn pipelined_requests_on_one_connection_are_answered_in_order() {
+    let server = start();
+    let good = tools_call(json!(1), "echo", json!({}));
+    let mut bad = tools_call(json!(2), "echo", json!({}));
+    bad["params"]["name"] = json!(7);
+    let client = format!("{CLIENT_HEADERS}{}", auth());
+    let mut raw = post(
+        "/validate",
+        &modern_headers(&good),
+        &serde_json::to_vec(&good).unwrap(),
+        &client,
+    );
+    raw.extend(post(
+        "/validate",
+        &modern_headers(&bad),
+        &serde_json::to_vec(&bad).unwrap(),
+        &client,
+    ));
+    raw.extend(post(
+        "/validate",
+        &modern_headers(&good),
+        &serde_json::to_vec(&good).unwrap(),
+        &client,
+    ));
+    let mut stream = server.connect();
+    stream.write_all(&raw).unwrap();
+    assert_eq!(read_answer(&mut stream).status, 204);
+    let second = read_answer(&mut stream);
+    assert_eq!(second.status, 400);
+    assert_eq!(second.json()["id"], 2);
+    assert_eq!(read_answer(&mut stream).status, 204);
+}
+
+#[test]
+fn a_chunked_body_is_checked_like_any_other() {
+    let server = start();
+    let message = tools_call(json!(1), "echo", json!({}));
+    let body = serde_json::to_vec(&message).unwrap();
+    let (a, b) = body.split_at(body.len() / 2);
+    let mut raw = format!(
+        "POST /validate HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n{CLIENT_HEADERS}{}",
+        auth()
+    );
+    for (name, value) in modern_headers(&message) {
+        raw.push_str(&format!("{name}: {value}\r\n"));
+    }
+    raw.push_str("\r\n");
+    let mut raw = raw.into_bytes();
+    for chunk in [a, b] {
+        raw.extend(format!("{:x}\r\n", chunk.len()).into_bytes());
+        raw.extend_from_slice(chunk);
+        raw.extend_from_slice(b"\r\n");
+    }
+    raw.extend_from_slice(b"0\r\n\r\n");
+    assert_eq!(server.send(&raw).status, 204);
+}
+
+#[test]
+fn sigterm_answers_the_request_in_flight_and_exits_0() {
+    let mut server = start();
+    let message = tools_call(json!("late"), "echo", json!({}));
+    let body = serde_json::to_vec(&message).unwrap();
+    let raw = post(
+        "/validate",
+        &modern_headers(&message),
+        &body,
+        &format!("{CLIENT_HEADERS}{}", auth()),
+    );
+    let (first, rest) = raw.split_at(raw.len() - 10);
+    let mut stream = server.connect();
+    stream.write_all(first).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    server.sigterm();
+    std::thread::sleep(Duration::from_millis(200));
+    stream.write_all(rest).unwrap();
+    let answer = read_answer(&mut stream);
+    assert_eq!(answer.status, 204);
+    let status = server.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+}
