@@ -25,7 +25,8 @@ fi
 cargo build --release --quiet
 cargo build --release --quiet --manifest-path benches/hyper-baseline/Cargo.toml
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 python3 - "$work" <<'PY'
 import json, sys
@@ -85,7 +86,9 @@ start() { # start NAME CMD...: runs CMD pinned to CPU 0, waits for "listening on
 }
 
 read -r gate_pid gate_addr < <(start mcpgate target/release/mcpgate serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER")
+pids+=("$gate_pid")
 read -r hyper_pid hyper_addr < <(start hyper benches/hyper-baseline/target/release/hyper-baseline 127.0.0.1:0)
+pids+=("$hyper_pid")
 
 results=$(
     run validate "$gate_pid" "http://$gate_addr/validate"
