@@ -55,6 +55,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     let settings = match crate::config::Settings::resolve(&args) {
         Ok(settings) => settings,
