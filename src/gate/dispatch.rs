@@ -43,7 +43,7 @@ impl RootSet {
             )
             .map_err(|e| CompileRootError::Invalid {
                 key: key.clone(),
-                reason: format!("{e:?}"),
+                reason: e.to_string(),
             })?;
             let root = Root {
                 validator,
