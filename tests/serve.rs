@@ -266,3 +266,53 @@ fn sigterm_answers_the_request_in_flight_and_exits_0() {
     let status = server.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// Stalled and dribbling clients cost a bounded amount: with one worker,
+/// other clients are answered while they hang, and they are closed once
+/// the read deadline passes.
+#[test]
+fn stalled_and_dribbling_clients_do_not_hold_up_others() {
+    let dir = std::env::temp_dir().join(format!("mcpgate-serve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("slow.toml");
+    std::fs::write(&config, "read_timeout_ms = 500\nidle_timeout_ms = 2000\n").unwrap();
+    let server = Server::start(&["--config", config.to_str().unwrap(), "--workers", "1"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let message = tools_call(json!(1), "echo", json!({}));
+    let raw = post(
+        "/validate",
+        &modern_headers(&message),
+        &serde_json::to_vec(&message).unwrap(),
+        CLIENT_HEADERS,
+    );
+    // One client stops mid-head, one mid-body, one sends a byte at a time.
+    let mut stalled_head = server.connect();
+    stalled_head.write_all(&raw[..20]).unwrap();
+    let mut stalled_body = server.connect();
+    stalled_body.write_all(&raw[..raw.len() - 5]).unwrap();
+    let mut dribbler = server.connect();
+    let started = std::time::Instant::now();
+    for (n, byte) in raw.iter().enumerate().take(40) {
+        if dribbler.write_all(&[*byte]).is_err() {
+            break;
+        }
+        if n % 4 == 0 {
+            // Meanwhile a well-behaved client is served.
+            assert_eq!(server.send(&raw).status, 204);
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Past the read deadline every slow connection has been closed.
+    std::thread::sleep(Duration::from_millis(800));
+    for stream in [&mut stalled_head, &mut stalled_body, &mut dribbler] {
+        let mut rest = Vec::new();
+        let _ = std::io::Read::read_to_end(stream, &mut rest);
+        assert!(
+            !rest.windows(4).any(|w| w == b" 204"),
+            "a slow client was answered: {rest:?}"
+        );
+    }
+    assert_eq!(server.send(&raw).status, 204);
+}

@@ -12,11 +12,17 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts the binary on an ephemeral port with `args` after `serve`.
+    /// Starts the binary on an ephemeral port with `args` after `serve`
+    /// (two workers unless `args` says otherwise).
     pub fn start(args: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcpgate"))
             .arg("serve")
-            .args(["--listen", "127.0.0.1:0", "--workers", "2"])
+            .args(["--listen", "127.0.0.1:0"])
+            .args(if args.contains(&"--workers") {
+                &[][..]
+            } else {
+                &["--workers", "2"][..]
+            })
             .args(args)
             .env("MCPGATE_LOG", "warn")
             .stdout(Stdio::piped())
