@@ -418,3 +418,24 @@ fn a_bad_block_in_a_sampling_answer_is_not_also_a_missing_elicitation_action() {
         "/params/inputResponses/a/content/type"
     );
 }
+
+#[test]
+fn string_ids_are_echoed_exactly_escaped_or_not() {
+    let gate = gate();
+    for id in [
+        "plain-id",
+        "quote\"d",
+        "back\\slash",
+        "tab\there",
+        "ünïcode",
+        "",
+    ] {
+        let mut message = tools_call(json!(id), "echo", json!({}));
+        message["params"]["name"] = json!(5);
+        let answer = reject_body(&gate.check(
+            modern_headers(&message).as_slice(),
+            &serde_json::to_vec(&message).unwrap(),
+        ));
+        assert_eq!(answer["id"], json!(id));
+    }
+}

@@ -60,8 +60,14 @@ impl RequestId {
                     return Some(None);
                 }
                 let mut out = SmallVec::new();
-                // Writing a &str into a Vec-like buffer cannot fail.
-                serde_json::to_writer(&mut SmallWriter(&mut out), text).ok()?;
+                if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+                    // Nothing to escape: the common id, written as is.
+                    out.push(b'"');
+                    out.extend_from_slice(text.as_bytes());
+                    out.push(b'"');
+                } else {
+                    serde_json::to_writer(&mut SmallWriter(&mut out), text).ok()?;
+                }
                 Some(Some(RequestId(out)))
             }
             NodeKind::Number if node.is_integer() => {
