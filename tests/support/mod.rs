@@ -38,11 +38,7 @@ pub fn modern_headers(message: &Value) -> Vec<(String, String)> {
     let mut headers = vec![("MCP-Protocol-Version".to_owned(), MODERN.to_owned())];
     if let Some(method) = message["method"].as_str() {
         headers.push(("Mcp-Method".to_owned(), method.to_owned()));
-        let member = match method {
-            "tools/call" | "prompts/get" => Some("name"),
-            "resources/read" => Some("uri"),
-            _ => None,
-        };
+        let member = mcpgate::gate::binding::name_member(method);
         if let Some(value) = member.and_then(|m| message["params"][m].as_str()) {
             headers.push(("Mcp-Name".to_owned(), value.to_owned()));
         }

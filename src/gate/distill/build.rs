@@ -114,12 +114,7 @@ impl<'r, F: Json> Build<'r, F> {
         'r: 'v,
     {
         for _ in 0..STATIC_DEPTH {
-            let Some(target) = value
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(local_pointer)
-                .and_then(|pointer| self.root.pointer(&pointer))
-            else {
+            let Some(target) = value.as_object().and_then(|object| self.ref_target(object)) else {
                 return value;
             };
             // A `$ref` beside other keywords still applies them; only a bare
@@ -130,6 +125,38 @@ impl<'r, F: Json> Build<'r, F> {
             value = target;
         }
         value
+    }
+
+    /// Where `object`'s `$ref` points, when that is within the root.
+    pub fn ref_target(&self, object: &Map<String, Value>) -> Option<&'r Value> {
+        let pointer = local_pointer(object.get("$ref")?.as_str()?)?;
+        self.root.pointer(&pointer)
+    }
+
+    /// The subschemas that apply to the same instance as `object` (static
+    /// analysis): its `$ref` target, the `allOf`/`anyOf`/`oneOf` branches
+    /// and `if`/`then`/`else`.
+    pub fn in_place_applicators<'v>(
+        &self,
+        object: &'v Map<String, Value>,
+    ) -> impl Iterator<Item = &'v Value>
+    where
+        'r: 'v,
+    {
+        let branches = ["allOf", "anyOf", "oneOf"].into_iter().flat_map(|keyword| {
+            object
+                .get(keyword)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        });
+        let conditional = ["if", "then", "else"]
+            .into_iter()
+            .filter_map(|keyword| object.get(keyword));
+        self.ref_target(object)
+            .into_iter()
+            .chain(branches)
+            .chain(conditional)
     }
 }
 

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::super::Keyword;
-use super::super::build::{Build, STATIC_DEPTH, local_pointer};
+use super::super::build::{Build, STATIC_DEPTH};
 use super::super::texts::{self, Msg};
 use super::super::walk::{OnFalse, Walker};
 use super::NodeId;
@@ -342,12 +342,7 @@ pub(crate) fn static_types<F: Json>(
             acc.union(TypeMask::of_value(v))
         })));
     }
-    if let Some(target) = object
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(local_pointer)
-        .and_then(|pointer| b.root.pointer(&pointer))
-    {
+    if let Some(target) = b.ref_target(object) {
         meet(static_types(b, target, depth + 1));
     }
     for branch in object
@@ -388,12 +383,7 @@ fn for_each_static_part<F: Json>(
         return;
     };
     visit(object);
-    if let Some(target) = object
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(local_pointer)
-        .and_then(|pointer| b.root.pointer(&pointer))
-    {
+    if let Some(target) = b.ref_target(object) {
         for_each_static_part(b, target, depth + 1, visit);
     }
     for branch in object

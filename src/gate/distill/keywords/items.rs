@@ -7,7 +7,7 @@ use jsonschema::json::{Array, Json, Node};
 use serde_json::{Map, Value};
 
 use super::super::Keyword;
-use super::super::build::{Build, STATIC_DEPTH, local_pointer};
+use super::super::build::{Build, STATIC_DEPTH};
 use super::super::texts::{self, Msg};
 use super::super::walk::{OnFalse, Walker};
 use super::NodeId;
@@ -256,27 +256,7 @@ fn gather<F: Json>(
     {
         into.contains.push(validator);
     }
-    if let Some(target) = object
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(local_pointer)
-        .and_then(|pointer| b.root.pointer(&pointer))
-    {
-        gather(b, target, into, depth + 1, false);
-    }
-    for keyword in ["allOf", "anyOf", "oneOf"] {
-        for branch in object
-            .get(keyword)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            gather(b, branch, into, depth + 1, false);
-        }
-    }
-    for keyword in ["if", "then", "else"] {
-        if let Some(branch) = object.get(keyword) {
-            gather(b, branch, into, depth + 1, false);
-        }
+    for branch in b.in_place_applicators(object) {
+        gather(b, branch, into, depth + 1, false);
     }
 }

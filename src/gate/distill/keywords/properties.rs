@@ -288,28 +288,8 @@ fn gather<F: Json>(
         into.all = true;
         return;
     }
-    if let Some(target) = object
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(super::super::build::local_pointer)
-        .and_then(|pointer| b.root.pointer(&pointer))
-    {
-        gather(b, target, into, depth + 1, false);
-    }
-    for keyword in ["allOf", "anyOf", "oneOf"] {
-        for branch in object
-            .get(keyword)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            gather(b, branch, into, depth + 1, false);
-        }
-    }
-    for keyword in ["if", "then", "else"] {
-        if let Some(branch) = object.get(keyword) {
-            gather(b, branch, into, depth + 1, false);
-        }
+    for branch in b.in_place_applicators(object) {
+        gather(b, branch, into, depth + 1, false);
     }
     for branch in object
         .get("dependentSchemas")
