@@ -5,6 +5,7 @@
 //! answers allow or the exact rejection; [`reject`] holds the tables and
 //! the one rejection sender; [`protocol`] the schemas in `priv/`.
 
+pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod gate;

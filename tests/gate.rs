@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use mcpgate::gate::{Gate, GateConfig, Verdict};
 use mcpgate::reject::codes::DataKey;
-use mcpgate::reject::{Reason, Rejecter, TABLE};
+use mcpgate::reject::{Dialect, Reason, Rejecter, TABLE};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::*;
@@ -69,13 +69,14 @@ fn every_rejection_row_is_reachable_answered_as_its_row_says_and_counted_once() 
         ..GateConfig::default()
     })
     .unwrap();
+    gate.set_catalog(test_catalog());
     let official = OfficialError::load(MODERN);
+    let envelope = envelope_schema();
     let mut reached = 0;
     for row in TABLE.iter() {
         let Some((headers, body, id)) = scenario(row.reason) else {
             continue;
         };
-        reached += 1;
         let before: Vec<u64> = TABLE
             .iter()
             .map(|r| gate.rejections().count(r.reason))
@@ -92,13 +93,20 @@ fn every_rejection_row_is_reachable_answered_as_its_row_says_and_counted_once() 
         );
         assert_eq!(rejection.status, row.status);
         let answer = reject_body(&verdict);
+        assert_eq!(answer["id"], id, "{:?}: id echo", row.reason);
+        if row.dialect == Dialect::Tool {
+            assert_eq!(answer["result"]["isError"], json!(true));
+            assert!(envelope.is_valid(&answer["result"]["structuredContent"]));
+            assert_counted_once(&gate, &before, row.reason);
+            reached += 1;
+            continue;
+        }
         assert_eq!(
             answer["error"]["code"],
             json!(row.condition.code()),
             "{:?}",
             row.reason
         );
-        assert_eq!(answer["id"], id, "{:?}: id echo", row.reason);
         official.check(&answer).unwrap();
         let keys: BTreeSet<DataKey> = answer["error"]["data"]
             .as_object()
@@ -124,16 +132,8 @@ fn every_rejection_row_is_reachable_answered_as_its_row_says_and_counted_once() 
             "{:?}: {keys:?} lacks some of {required:?}",
             row.reason
         );
-        for (other, count_before) in TABLE.iter().zip(before) {
-            let expected = count_before + u64::from(other.reason == row.reason);
-            assert_eq!(
-                gate.rejections().count(other.reason),
-                expected,
-                "{:?} after {:?}",
-                other.reason,
-                row.reason
-            );
-        }
+        assert_counted_once(&gate, &before, row.reason);
+        reached += 1;
     }
     // Every row but the wire stage's and the forwarder's.
     let server_only = TABLE
@@ -144,6 +144,20 @@ fn every_rejection_row_is_reachable_answered_as_its_row_says_and_counted_once() 
         })
         .count();
     assert_eq!(reached, TABLE.len() - server_only);
+}
+
+/// Exactly `reason`'s counter moved since `before`.
+fn assert_counted_once(gate: &Gate, before: &[u64], reason: Reason) {
+    for (other, count_before) in TABLE.iter().zip(before) {
+        let expected = count_before + u64::from(other.reason == reason);
+        assert_eq!(
+            gate.rejections().count(other.reason),
+            expected,
+            "{:?} after {:?}",
+            other.reason,
+            reason
+        );
+    }
 }
 
 #[test]

@@ -15,9 +15,9 @@ use super::headers::{RequestHeaders, names};
 /// A header that does not mirror the body.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Mismatch<'a> {
-    pub header: &'static str,
-    /// The body's value.
-    pub expected: &'a str,
+    pub header: &'a str,
+    /// The body's value (`None` when the body has none).
+    pub expected: Option<Cow<'a, str>>,
     /// The header's value as sent (decoded when in the base64 sentinel),
     /// `None` when the header is absent.
     pub received: Option<Cow<'a, [u8]>>,
@@ -28,6 +28,8 @@ pub struct Mismatch<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MismatchCause {
     Missing,
+    /// Sent, but the body has no (non-null) value for it to mirror.
+    Unexpected,
     Differs,
     /// Characters a header value may not hold, or a sentinel that does not
     /// decode to UTF-8 text.
@@ -38,6 +40,7 @@ impl MismatchCause {
     pub fn describe(self) -> &'static str {
         match self {
             MismatchCause::Missing => "is required but absent",
+            MismatchCause::Unexpected => "is sent but the argument it mirrors is absent or null",
             MismatchCause::Differs => "does not match the body",
             MismatchCause::Malformed => "is not a valid header value",
         }
@@ -89,7 +92,7 @@ pub fn check<'a>(
 
 /// Compares one mirrored header with the body's value.
 pub fn compare<'a>(
-    header: &'static str,
+    header: &'a str,
     expected: &'a str,
     value: Option<&'a [u8]>,
     required: bool,
@@ -99,7 +102,7 @@ pub fn compare<'a>(
         return if required {
             Err(Mismatch {
                 header,
-                expected,
+                expected: Some(Cow::Borrowed(expected)),
                 received: None,
                 cause: MismatchCause::Missing,
             })
@@ -115,7 +118,7 @@ pub fn compare<'a>(
     let Some(decoded) = decoded.filter(|_| is_field_value(raw)) else {
         return Err(Mismatch {
             header,
-            expected,
+            expected: Some(Cow::Borrowed(expected)),
             received: Some(Cow::Borrowed(raw)),
             cause: MismatchCause::Malformed,
         });
@@ -125,7 +128,7 @@ pub fn compare<'a>(
     } else {
         Err(Mismatch {
             header,
-            expected,
+            expected: Some(Cow::Borrowed(expected)),
             received: Some(decoded),
             cause: MismatchCause::Differs,
         })
@@ -152,7 +155,7 @@ pub fn decode_sentinel(raw: &[u8]) -> Option<Cow<'_, [u8]>> {
 
 /// RFC 9110 field-value characters: visible ASCII, space and tab. Non-ASCII
 /// text travels in the base64 sentinel.
-fn is_field_value(raw: &[u8]) -> bool {
+pub fn is_field_value(raw: &[u8]) -> bool {
     raw.iter()
         .all(|&b| b == b'\t' || (b' '..=b'~').contains(&b))
 }
@@ -197,7 +200,7 @@ mod tests {
     fn equal_values_pass_and_different_ones_report_both() {
         assert!(compare(names::NAME, "echo", Some(b"echo"), true, true).is_ok());
         let mismatch = compare(names::NAME, "echo", Some(b"other"), true, true).unwrap_err();
-        assert_eq!(mismatch.expected, "echo");
+        assert_eq!(mismatch.expected.as_deref(), Some("echo"));
         assert_eq!(mismatch.received.as_deref(), Some(&b"other"[..]));
     }
 }

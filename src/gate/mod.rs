@@ -12,8 +12,12 @@ pub mod distill;
 pub mod headers;
 pub mod lane;
 pub mod parse;
+pub mod value;
 
 use std::cell::RefCell;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
 
 use classify::{Classified, Kind, RequestId};
 use dispatch::{Root, RootSet};
@@ -22,6 +26,7 @@ pub use headers::RequestHeaders;
 use lane::LaneRefusal;
 use parse::{ParseError, ParseLimits, Parser, TapeNode};
 
+use crate::catalog::{Catalog, CatalogOptions};
 use crate::protocol::{CompileRootError, Lane, Revision, RootKind, SchemaDocument};
 use crate::reject::codes::DataKey;
 use crate::reject::envelope::DataValue;
@@ -36,6 +41,11 @@ pub struct GateConfig {
     pub body_limit: usize,
     /// The deepest nesting of arrays and objects taken.
     pub max_depth: usize,
+    /// What a call of a tool the catalog lacks gets; `None`: refused when
+    /// there is a catalog, forwarded when there is none.
+    pub unknown_tools: Option<UnknownTools>,
+    /// How tools are registered when the catalog is learned.
+    pub catalog: CatalogOptions,
 }
 
 impl Default for GateConfig {
@@ -44,6 +54,31 @@ impl Default for GateConfig {
             revisions: Revision::ALL.to_vec(),
             body_limit: 4 * 1024 * 1024,
             max_depth: 64,
+            unknown_tools: None,
+            catalog: CatalogOptions::default(),
+        }
+    }
+}
+
+/// The policy for a `tools/call` naming a tool the catalog lacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnknownTools {
+    /// `-32602` naming the tool.
+    Reject,
+    /// Let it through: the upstream decides.
+    Forward,
+}
+
+impl std::str::FromStr for UnknownTools {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "reject" => Ok(UnknownTools::Reject),
+            "forward" => Ok(UnknownTools::Forward),
+            other => Err(format!(
+                "unknown policy {other:?} (expected \"reject\" or \"forward\")"
+            )),
         }
     }
 }
@@ -85,6 +120,7 @@ pub struct Gate {
     supported: Vec<&'static str>,
     modern: RootSet,
     legacy: RootSet,
+    catalog: ArcSwap<Catalog>,
     rejections: Rejections,
 }
 
@@ -120,8 +156,20 @@ impl Gate {
             supported,
             modern,
             legacy,
+            catalog: ArcSwap::from_pointee(Catalog::default()),
             rejections: Rejections::default(),
         })
+    }
+
+    /// Puts `catalog` in service; calls being checked finish with the one
+    /// they started with.
+    pub fn set_catalog(&self, catalog: Catalog) {
+        self.catalog.store(Arc::new(catalog));
+    }
+
+    /// The catalog in service.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.load_full()
     }
 
     pub fn config(&self) -> &GateConfig {
@@ -166,6 +214,9 @@ impl Gate {
         }
         let (method, root) = self.dispatch_phase(revision, &message)?;
         self.schema_phase(root, document.root(), &message)?;
+        if method == Some("tools/call") && message.kind == Kind::Request {
+            self.value_phase(headers, revision, &message)?;
+        }
         Ok(Allowed {
             kind: message.kind,
             revision,
@@ -310,14 +361,15 @@ impl Gate {
                 let report = [LocationReport {
                     pointer: problem.pointer.to_owned(),
                     received_type: problem.found.map(lane::kind_name).unwrap_or("object"),
-                    problems: vec![Problem {
-                        keyword: if problem.missing.is_some() {
+                    problems: vec![Problem::plain(
+                        if problem.missing.is_some() {
                             Keyword::Required
                         } else {
                             Keyword::Type
                         },
                         text,
-                    }],
+                    )],
+                    path: Vec::new(),
                 }];
                 self.rejections.send(
                     Reason::ProtocolField,
@@ -337,27 +389,33 @@ impl Gate {
         headers: &'a (impl RequestHeaders + ?Sized),
         message: &Classified<'a>,
     ) -> Result<(), Rejection> {
-        let Err(mismatch) = binding::check(message, headers) else {
-            return Ok(());
-        };
+        match binding::check(message, headers) {
+            Ok(()) => Ok(()),
+            Err(mismatch) => Err(self.refuse_mismatch(Reason::HeaderMismatch, message, &mismatch)),
+        }
+    }
+
+    /// A header that does not mirror the body: 400 `-32020`.
+    fn refuse_mismatch(
+        &self,
+        reason: Reason,
+        message: &Classified<'_>,
+        mismatch: &binding::Mismatch<'_>,
+    ) -> Rejection {
         let text = format!(
             "Header mismatch: {} {}",
-            mismatch.header,
+            distill::cut_at_echo_bound(mismatch.header),
             mismatch.cause.describe()
         );
-        let mut data = vec![
-            (DataKey::Header, DataValue::Text(mismatch.header.as_bytes())),
-            (
-                DataKey::Expected,
-                DataValue::Text(mismatch.expected.as_bytes()),
-            ),
-        ];
+        let mut data = vec![(DataKey::Header, DataValue::Text(mismatch.header.as_bytes()))];
+        if let Some(expected) = mismatch.expected.as_deref() {
+            data.push((DataKey::Expected, DataValue::Text(expected.as_bytes())));
+        }
         if let Some(received) = mismatch.received.as_deref() {
             data.push((DataKey::Received, DataValue::Text(received)));
         }
-        Err(self
-            .rejections
-            .send(Reason::HeaderMismatch, Some(message), Some(&text), &data))
+        self.rejections
+            .send(reason, Some(message), Some(&text), &data)
     }
 
     fn dispatch_phase(
@@ -429,6 +487,72 @@ impl Gate {
     }
 }
 
+impl Gate {
+    /// Stage 8: a `tools/call`'s arguments against the tool's input root
+    /// (the message schema has passed: `params.name` is a string and
+    /// `arguments`, when present, an object), then its `Mcp-Param-*`
+    /// headers on the modern lane.
+    fn value_phase<'a>(
+        &self,
+        headers: &'a (impl RequestHeaders + ?Sized),
+        revision: Revision,
+        message: &Classified<'a>,
+    ) -> Result<(), Rejection> {
+        let catalog = self.catalog.load();
+        let params = message.params;
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(|n| n.as_str())
+            .unwrap_or_default();
+        let Some(tool) = catalog.get(name) else {
+            return self.unknown_tool_phase(&catalog, name, message);
+        };
+        let arguments = params.and_then(|p| p.get("arguments"));
+        let valid = match arguments {
+            Some(arguments) => tool.input.is_valid(arguments),
+            None => tool.accepts_no_arguments,
+        };
+        if !valid {
+            let (distilled, _gate) = value::explain(tool, arguments);
+            let error = value::tool_error(tool, &distilled, arguments);
+            return Err(self.rejections.send_tool_error(
+                Reason::InvalidArguments,
+                message,
+                revision.lane() == Lane::Modern,
+                &error,
+            ));
+        }
+        if revision.lane() == Lane::Modern
+            && let Err(mismatch) = value::params::check(&tool.header_params, arguments, headers)
+        {
+            return Err(self.refuse_mismatch(Reason::ParamHeaderMismatch, message, &mismatch));
+        }
+        Ok(())
+    }
+
+    fn unknown_tool_phase(
+        &self,
+        catalog: &Catalog,
+        name: &str,
+        message: &Classified<'_>,
+    ) -> Result<(), Rejection> {
+        let policy = self.config.unknown_tools.unwrap_or(match catalog.source() {
+            Some(_) => UnknownTools::Reject,
+            None => UnknownTools::Forward,
+        });
+        if policy == UnknownTools::Forward {
+            return Ok(());
+        }
+        let mut text = format!("Unknown tool: {}", distill::cut_at_echo_bound(name));
+        if let Some(near) = value::hints::nearest(name, catalog.names()) {
+            text.push_str(&format!("; did you mean '{near}'?"));
+        }
+        Err(self
+            .rejections
+            .send(Reason::UnknownTool, Some(message), Some(&text), &[]))
+    }
+}
+
 /// The message of a 413: it names the limit.
 pub fn body_too_large_message(limit: usize) -> String {
     format!("Invalid Request: body exceeds the limit of {limit} bytes")
@@ -451,10 +575,11 @@ fn unexplained() -> Distilled {
         locations: vec![LocationReport {
             pointer: String::new(),
             received_type: "object",
-            problems: vec![Problem {
-                keyword: Keyword::Other,
-                text: "value does not match the schema".to_owned(),
-            }],
+            problems: vec![Problem::plain(
+                Keyword::Other,
+                "value does not match the schema".to_owned(),
+            )],
+            path: Vec::new(),
         }],
         total: 1,
         problem_count: 1,

@@ -1,5 +1,6 @@
-//! The error-code table and the closed list of `error.data` keys: the only
-//! place a JSON-RPC error number or a data key is written down.
+//! The error-code table, the closed list of `error.data` keys, and the
+//! tool-dialect `error_code` table: the only place a JSON-RPC error number,
+//! a data key or a tool error code is written down.
 
 /// A condition the gateway answers with a JSON-RPC error. Call sites name
 /// the condition, never the number.
@@ -96,6 +97,166 @@ impl DataKey {
     }
 }
 
+/// A tool-dialect `error_code` (DESIGN.md §7): the code a schema keyword
+/// maps to, with the canonical summary and hint templates of the error
+/// envelope contract (placeholders in braces: `{path}`, `{limit}`,
+/// `{allowed}`, `{extra}`, `{format}`, `{validator}`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolErrorCode {
+    /// The JSON Schema keyword (validator name).
+    pub keyword: &'static str,
+    pub code: &'static str,
+    pub summary: &'static str,
+    pub hint: &'static str,
+}
+
+const fn tool_code(
+    keyword: &'static str,
+    code: &'static str,
+    summary: &'static str,
+    hint: &'static str,
+) -> ToolErrorCode {
+    ToolErrorCode {
+        keyword,
+        code,
+        summary,
+        hint,
+    }
+}
+
+/// Keyword → `error_code`, as the envelope contract maps them.
+pub const TOOL_ERROR_CODES: [ToolErrorCode; 18] = [
+    tool_code(
+        "type",
+        "SCHEMA_TYPE_MISMATCH",
+        "Field {path} expected {expected_type}, received {received_type}.",
+        "Send a value of the schema-declared type for {path}.",
+    ),
+    tool_code(
+        "required",
+        "SCHEMA_REQUIRED",
+        "Required field {path} is missing.",
+        "Include {path} in the request body.",
+    ),
+    tool_code(
+        "maxItems",
+        "SCHEMA_MAX_ITEMS",
+        "Array {path} exceeds maxItems={limit} (got {actual}).",
+        "Trim {path} to at most {limit} items.",
+    ),
+    tool_code(
+        "minItems",
+        "SCHEMA_MIN_ITEMS",
+        "Array {path} below minItems={limit} (got {actual}).",
+        "Provide at least {limit} items in {path}.",
+    ),
+    tool_code(
+        "maxLength",
+        "SCHEMA_MAX_LENGTH",
+        "String {path} exceeds maxLength={limit}.",
+        "Shorten {path} to at most {limit} characters.",
+    ),
+    tool_code(
+        "minLength",
+        "SCHEMA_MIN_LENGTH",
+        "String {path} below minLength={limit}.",
+        "Provide at least {limit} characters in {path}.",
+    ),
+    tool_code(
+        "maximum",
+        "SCHEMA_MAXIMUM",
+        "Number {path} exceeds maximum={limit}.",
+        "Use a value at most {limit} for {path}.",
+    ),
+    tool_code(
+        "minimum",
+        "SCHEMA_MINIMUM",
+        "Number {path} below minimum={limit}.",
+        "Use a value at least {limit} for {path}.",
+    ),
+    tool_code(
+        "enum",
+        "SCHEMA_ENUM_MISMATCH",
+        "Field {path} must be one of {allowed}.",
+        "Set {path} to one of: {allowed}.",
+    ),
+    tool_code(
+        "pattern",
+        "SCHEMA_PATTERN_MISMATCH",
+        "Field {path} does not match required pattern.",
+        "Adjust {path} to match the schema pattern.",
+    ),
+    tool_code(
+        "format",
+        "SCHEMA_FORMAT_INVALID",
+        "Field {path} is not a valid {format}.",
+        "Provide a valid {format} for {path}.",
+    ),
+    tool_code(
+        "additionalProperties",
+        "SCHEMA_ADDITIONAL_PROPERTIES",
+        "Field {path} contains unexpected key {extra}.",
+        "Remove unknown key {extra} or check schema for typos.",
+    ),
+    tool_code(
+        "oneOf",
+        "SCHEMA_ONE_OF_FAILED",
+        "Field {path} matched no oneOf branch.",
+        "Inspect schema branches for {path} and pick exactly one.",
+    ),
+    tool_code(
+        "anyOf",
+        "SCHEMA_ANY_OF_FAILED",
+        "Field {path} matched no anyOf branch.",
+        "Inspect schema branches for {path} and provide a matching shape.",
+    ),
+    tool_code(
+        "allOf",
+        "SCHEMA_ALL_OF_FAILED",
+        "Field {path} failed an allOf constraint.",
+        "Field {path} must satisfy every allOf branch simultaneously.",
+    ),
+    tool_code(
+        "uniqueItems",
+        "SCHEMA_UNIQUE_ITEMS",
+        "Array {path} has duplicate items where uniqueItems=true.",
+        "Remove duplicates from {path}.",
+    ),
+    tool_code(
+        "const",
+        "SCHEMA_CONST_MISMATCH",
+        "Field {path} must equal the schema-declared constant.",
+        "Set {path} to the schema-declared constant.",
+    ),
+    tool_code(
+        "multipleOf",
+        "SCHEMA_MULTIPLE_OF",
+        "Field {path} must be a multiple of the declared base.",
+        "Provide a multiple of the schema-declared base for {path}.",
+    ),
+];
+
+/// The code of every keyword the table does not list.
+pub const TOOL_ERROR_FALLBACK: ToolErrorCode = tool_code(
+    "",
+    "SCHEMA_VALIDATION_FAILED",
+    "Field {path} failed schema validation ({validator}).",
+    "Inspect the schema for {path} and adjust the value.",
+);
+
+/// The `error_code` entry of a keyword (the fallback when unlisted).
+pub fn tool_error_code(keyword: &str) -> &'static ToolErrorCode {
+    TOOL_ERROR_CODES
+        .iter()
+        .find(|entry| entry.keyword == keyword)
+        .unwrap_or(&TOOL_ERROR_FALLBACK)
+}
+
+/// `error_kind` of an envelope for refused tool arguments.
+pub const TOOL_INPUT_ERROR_KIND: &str = "mcp_input_validation";
+/// `_envelope_version` of the envelopes written.
+pub const ENVELOPE_VERSION: u32 = 1;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +270,15 @@ mod tests {
         for condition in Condition::ALL {
             assert!(!condition.default_message().contains('\n'));
         }
+    }
+
+    #[test]
+    fn an_unlisted_keyword_takes_the_fallback_code() {
+        assert_eq!(tool_error_code("type").code, "SCHEMA_TYPE_MISMATCH");
+        assert_eq!(
+            tool_error_code("exclusiveMaximum").code,
+            "SCHEMA_VALIDATION_FAILED"
+        );
     }
 
     #[test]

@@ -97,13 +97,13 @@ fn write_value(out: &mut Vec<u8>, value: &DataValue<'_>) {
     }
 }
 
-fn write_string(out: &mut Vec<u8>, text: &str) {
+pub(crate) fn write_string(out: &mut Vec<u8>, text: &str) {
     // serde_json escapes exactly as JSON requires; a Vec never fails.
     let _ = serde_json::to_writer(&mut *out, text);
 }
 
 /// `message` on one line and within [`MAX_MESSAGE_BYTES`].
-fn one_line(message: &str) -> String {
+pub(crate) fn one_line(message: &str) -> String {
     let mut line: String = message
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

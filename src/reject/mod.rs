@@ -6,6 +6,7 @@
 //! builds the envelope.
 
 pub mod codes;
+pub mod dialect;
 pub mod envelope;
 pub mod table;
 
@@ -13,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use codes::DataKey;
 use envelope::DataValue;
-pub use table::{Reason, Rejecter, Row, TABLE};
+pub use table::{Dialect, Reason, Rejecter, Row, TABLE};
 
 use crate::gate::classify::Classified;
 
@@ -60,6 +61,7 @@ impl Rejections {
         data: &[(DataKey, DataValue<'_>)],
     ) -> Rejection {
         let row = reason.row();
+        debug_assert_eq!(row.dialect, Dialect::Error, "{reason:?} answers as a tool");
         debug_assert!(
             data.iter().all(|(key, _)| row.data.contains(key)),
             "{:?} carries a data key its row does not list",
@@ -75,7 +77,38 @@ impl Rejections {
         let message = message.unwrap_or(row.condition.default_message());
         let mut body = Vec::with_capacity(128);
         envelope::write_error(&mut body, id, row.condition, message, &allowed);
-        self.counts[reason.index()].fetch_add(1, Ordering::Relaxed);
+        self.record(row);
+        Rejection {
+            reason,
+            status: row.status,
+            body,
+        }
+    }
+
+    /// Refuses a `tools/call` in the tool dialect: a result with
+    /// `isError: true` carrying `error` (DESIGN.md §7).
+    pub fn send_tool_error(
+        &self,
+        reason: Reason,
+        classified: &Classified<'_>,
+        result_type: bool,
+        error: &dialect::ToolError<'_>,
+    ) -> Rejection {
+        let row = reason.row();
+        debug_assert_eq!(row.dialect, Dialect::Tool, "{reason:?} answers as an error");
+        let mut body = Vec::with_capacity(512);
+        dialect::write_tool_error(&mut body, classified.echoed_id(), result_type, error);
+        self.record(row);
+        Rejection {
+            reason,
+            status: row.status,
+            body,
+        }
+    }
+
+    /// Counts a rejection and logs its one line.
+    fn record(&self, row: &Row) {
+        self.counts[row.reason.index()].fetch_add(1, Ordering::Relaxed);
         tracing::info!(
             target: "mcpgate::reject",
             rejecter = row.rejecter.as_str(),
@@ -84,11 +117,6 @@ impl Rejections {
             code = row.condition.code(),
             "rejected"
         );
-        Rejection {
-            reason,
-            status: row.status,
-            body,
-        }
     }
 
     /// How many times `reason` was sent.

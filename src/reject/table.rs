@@ -15,6 +15,7 @@ pub enum Rejecter {
     Binding,
     Dispatch,
     Schema,
+    Value,
 }
 
 impl Rejecter {
@@ -28,6 +29,7 @@ impl Rejecter {
             Rejecter::Binding => "binding",
             Rejecter::Dispatch => "dispatch",
             Rejecter::Schema => "schema",
+            Rejecter::Value => "value",
         }
     }
 }
@@ -58,6 +60,19 @@ pub enum Reason {
     InvalidParams,
     InvalidRequest,
     NoUpstream,
+    ParamHeaderMismatch,
+    UnknownTool,
+    InvalidArguments,
+}
+
+/// The shape of the answer a row sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// A JSON-RPC error with the row's condition.
+    Error,
+    /// A `tools/call` result with `isError: true` and the error envelope
+    /// in `structuredContent` (DESIGN.md §7): the model can correct itself.
+    Tool,
 }
 
 /// One row of the table.
@@ -68,14 +83,17 @@ pub struct Row {
     /// The reason as it appears in metrics and logs.
     pub name: &'static str,
     pub status: u16,
+    /// The condition (of a [`Dialect::Tool`] row: what the refusal means;
+    /// its code is not sent).
     pub condition: Condition,
     /// Keys `error.data` may hold for this row (none: no `data`).
     pub data: &'static [DataKey],
+    pub dialect: Dialect,
 }
 
 use DataKey as K;
 
-pub const TABLE: [Row; 23] = [
+pub const TABLE: [Row; 26] = [
     row(
         Reason::MethodNotAllowed,
         Rejecter::Wire,
@@ -263,6 +281,34 @@ pub const TABLE: [Row; 23] = [
         Condition::InternalError,
         &[],
     ),
+    // An `Mcp-Param-*` header against the argument it mirrors.
+    row(
+        Reason::ParamHeaderMismatch,
+        Rejecter::Binding,
+        "param_header_mismatch",
+        400,
+        Condition::HeaderMismatch,
+        &[K::Header, K::Expected, K::Received],
+    ),
+    row(
+        Reason::UnknownTool,
+        Rejecter::Value,
+        "unknown_tool",
+        400,
+        Condition::InvalidParams,
+        &[],
+    ),
+    Row {
+        dialect: Dialect::Tool,
+        ..row(
+            Reason::InvalidArguments,
+            Rejecter::Value,
+            "invalid_arguments",
+            200,
+            Condition::InvalidParams,
+            &[],
+        )
+    },
 ];
 
 const fn row(
@@ -280,6 +326,7 @@ const fn row(
         status,
         condition,
         data,
+        dialect: Dialect::Error,
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mcpgate::catalog::{Catalog, CatalogOptions};
 use mcpgate::reject::Reason;
 use serde_json::{Value, json};
 
@@ -19,6 +20,23 @@ pub fn shared_dir() -> PathBuf {
 }
 
 pub const MODERN: &str = "2026-07-28";
+
+/// The project's catalog of realistic tools (three of them broken).
+pub fn catalog_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/catalog/tools.json")
+}
+
+pub fn test_catalog() -> Catalog {
+    Catalog::from_file(&catalog_path(), &CatalogOptions::default()).unwrap()
+}
+
+/// The error envelope's JSON Schema, from the contract's oracle.
+pub fn envelope_schema() -> jsonschema::Validator {
+    let schema = read_json(
+        &shared_dir().join("oracles/openbridge-envelope/schemas/error-envelope.schema.json"),
+    );
+    jsonschema::draft202012::new(&schema).unwrap()
+}
 
 pub fn meta() -> Value {
     json!({
@@ -237,6 +255,27 @@ fn message_for(reason: Reason) -> Scenario {
             message["jsonrpc"] = json!("1.0");
             let (h, b) = modern(&message);
             (h, b, json!(12))
+        }
+        // The three rows of the value gate call tools of `test_catalog()`.
+        Reason::ParamHeaderMismatch => {
+            let message = tools_call(json!(21), "get_account", json!({"accountId": 42}));
+            let (mut h, b) = modern(&message);
+            h.push(("Mcp-Param-Account-Id".to_owned(), "43".to_owned()));
+            (h, b, json!(21))
+        }
+        Reason::UnknownTool => {
+            let message = tools_call(json!(22), "serch_orders", json!({}));
+            let (h, b) = modern(&message);
+            (h, b, json!(22))
+        }
+        Reason::InvalidArguments => {
+            let message = tools_call(
+                json!(23),
+                "search_orders",
+                json!({"marketplaceIds": ["A"], "region": "XX"}),
+            );
+            let (h, b) = modern(&message);
+            (h, b, json!(23))
         }
         other => unreachable!("{other:?} has no gate scenario"),
     }

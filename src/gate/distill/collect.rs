@@ -21,10 +21,17 @@ const KEPT_PER_LOCATION: usize = 256;
 /// A predicate over (location, keyword) that sets [`Distilled::flagged`].
 pub type FlagPredicate = fn(&[PathToken<'_>], Keyword) -> bool;
 
+/// Which problems a collector keeps (the value gate's stages); the others
+/// are only noted in [`Collector::seen`].
+pub type KeywordFilter = fn(Keyword) -> bool;
+
 /// Collects the problems an explainer finds, within fixed bounds; reusable.
 pub struct Collector {
     flag: Option<FlagPredicate>,
     flagged: bool,
+    filter: Option<KeywordFilter>,
+    seen: u64,
+    emitted: usize,
     locations: HashSet<u64, BuildHasherDefault<super::path::IdentityHasher>>,
     problem_count: usize,
     top: Vec<Entry>,
@@ -65,6 +72,9 @@ pub struct LocationReport {
     /// Deduplicated, sorted by text, at most [`MAX_PROBLEMS`] then
     /// `and N more`.
     pub problems: Vec<Problem>,
+    /// The location's tokens (keys uncut: render them with a bound); empty
+    /// for a report not made by a walk.
+    pub path: Vec<OwnedTok>,
 }
 
 /// One problem: the keyword that refused the value and our text for it.
@@ -72,6 +82,20 @@ pub struct LocationReport {
 pub struct Problem {
     pub keyword: Keyword,
     pub text: String,
+    /// The outermost combinator (`anyOf`, `oneOf`, an `allOf` of several)
+    /// the walk went through to find this problem, if any.
+    pub via: Option<Keyword>,
+}
+
+impl Problem {
+    /// A problem found outside any combinator.
+    pub fn plain(keyword: Keyword, text: String) -> Problem {
+        Problem {
+            keyword,
+            text,
+            via: None,
+        }
+    }
 }
 
 impl Default for Collector {
@@ -85,6 +109,9 @@ impl Collector {
         Collector {
             flag: None,
             flagged: false,
+            filter: None,
+            seen: 0,
+            emitted: 0,
             locations: HashSet::default(),
             problem_count: 0,
             top: Vec::new(),
@@ -100,9 +127,27 @@ impl Collector {
         }
     }
 
-    /// Forgets everything collected (keeps the flag predicate and capacity).
+    /// Keeps only the problems `filter` admits (all of them: `None`).
+    pub fn set_filter(&mut self, filter: Option<KeywordFilter>) {
+        self.filter = filter;
+    }
+
+    /// Problems reported so far, kept or filtered out.
+    pub fn emitted(&self) -> usize {
+        self.emitted
+    }
+
+    /// Whether a problem of `keyword` was met, kept or filtered out.
+    pub fn seen(&self, keyword: Keyword) -> bool {
+        self.seen & (1 << keyword as u32) != 0
+    }
+
+    /// Forgets everything collected (keeps the flag predicate, the filter
+    /// and capacity).
     pub fn clear(&mut self) {
         self.flagged = false;
+        self.seen = 0;
+        self.emitted = 0;
         self.locations.clear();
         self.problem_count = 0;
         self.top.clear();
@@ -119,8 +164,14 @@ impl Collector {
         path: &[Tok<'_>],
         received_type: &'static str,
         keyword: Keyword,
+        via: Option<Keyword>,
         msg: Msg<'_>,
     ) {
+        self.seen |= 1 << keyword as u32;
+        self.emitted += 1;
+        if self.filter.is_some_and(|keep| !keep(keyword)) {
+            return;
+        }
         self.problem_count += 1;
         if !self.flagged
             && let Some(predicate) = self.flag
@@ -139,7 +190,7 @@ impl Collector {
             .iter_mut()
             .find(|entry| entry.hash == hash && same_path(&entry.tokens, path))
         {
-            if !entry.add(keyword, &msg) {
+            if !entry.add(keyword, via, &msg) {
                 self.problem_count -= 1;
             }
             return;
@@ -164,7 +215,7 @@ impl Collector {
             problems: Vec::new(),
             overflow: 0,
         };
-        entry.add(keyword, &msg);
+        entry.add(keyword, via, &msg);
         self.top.insert(position, entry);
     }
 
@@ -182,15 +233,15 @@ impl Collector {
                 let more = entry.problems.len().saturating_sub(MAX_PROBLEMS) + entry.overflow;
                 entry.problems.truncate(MAX_PROBLEMS);
                 if more > 0 {
-                    entry.problems.push(Problem {
-                        keyword: Keyword::Other,
-                        text: texts::and_more(more),
-                    });
+                    entry
+                        .problems
+                        .push(Problem::plain(Keyword::Other, texts::and_more(more)));
                 }
                 LocationReport {
                     pointer: render_pointer(&entry.tokens),
                     received_type: entry.received_type,
                     problems: entry.problems,
+                    path: entry.tokens,
                 }
             })
             .collect();
@@ -207,7 +258,7 @@ impl Collector {
 
 impl Entry {
     /// Adds a problem; false when its text was already there.
-    fn add(&mut self, keyword: Keyword, msg: &Msg<'_>) -> bool {
+    fn add(&mut self, keyword: Keyword, via: Option<Keyword>, msg: &Msg<'_>) -> bool {
         let text = texts::render(msg);
         if self.problems.iter().any(|p| p.text == text) {
             return false;
@@ -216,7 +267,7 @@ impl Entry {
             self.overflow += 1;
             return true;
         }
-        self.problems.push(Problem { keyword, text });
+        self.problems.push(Problem { keyword, text, via });
         true
     }
 }
@@ -264,6 +315,7 @@ mod tests {
                 &[key("a"), Tok::Index(i)],
                 "integer",
                 Keyword::Type,
+                None,
                 Msg::Static("x"),
             );
         }
@@ -284,8 +336,20 @@ mod tests {
         let mut collector = Collector::new();
         let texts: Vec<String> = (0..30).map(|i| format!("problem {i:02}")).collect();
         for text in &texts {
-            collector.report(&[key("x")], "string", Keyword::Other, Msg::Schema(text));
-            collector.report(&[key("x")], "string", Keyword::Other, Msg::Schema(text));
+            collector.report(
+                &[key("x")],
+                "string",
+                Keyword::Other,
+                None,
+                Msg::Schema(text),
+            );
+            collector.report(
+                &[key("x")],
+                "string",
+                Keyword::Other,
+                None,
+                Msg::Schema(text),
+            );
         }
         let d = collector.finish();
         assert_eq!(d.total, 1);
@@ -307,14 +371,21 @@ mod tests {
                 &[key("a"), Tok::Index(i)],
                 "null",
                 Keyword::Type,
+                None,
                 Msg::Static("x"),
             );
         }
-        collector.report(&[key("params")], "null", Keyword::Type, Msg::Static("x"));
+        collector.report(
+            &[key("params")],
+            "null",
+            Keyword::Type,
+            None,
+            Msg::Static("x"),
+        );
         let d = collector.finish();
         assert!(d.flagged);
         assert!(d.locations.iter().all(|l| l.pointer != "/params"));
-        collector.report(&[key("a")], "null", Keyword::Type, Msg::Static("x"));
+        collector.report(&[key("a")], "null", Keyword::Type, None, Msg::Static("x"));
         assert!(!collector.finish().flagged);
     }
 
@@ -325,6 +396,7 @@ mod tests {
             &[key("params"), key("name")],
             "integer",
             Keyword::Type,
+            None,
             Msg::Static("expected string, found integer"),
         );
         let d = collector.finish();
@@ -336,18 +408,21 @@ mod tests {
             &[key("params"), key("name")],
             "integer",
             Keyword::Type,
+            None,
             Msg::Static("a"),
         );
         collector.report(
             &[key("params"), key("name")],
             "integer",
             Keyword::Type,
+            None,
             Msg::Static("b"),
         );
         collector.report(
             &[key("params"), key("x")],
             "integer",
             Keyword::Type,
+            None,
             Msg::Static("c"),
         );
         let d = collector.finish();

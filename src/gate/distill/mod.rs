@@ -28,8 +28,10 @@ use std::fmt;
 use jsonschema::json::Json;
 use serde_json::Value;
 
-pub use collect::{Collector, Distilled, FlagPredicate, LocationReport, Problem, summary_line};
-pub use path::{PathToken, cut_at_echo_bound};
+pub use collect::{
+    Collector, Distilled, FlagPredicate, KeywordFilter, LocationReport, Problem, summary_line,
+};
+pub use path::{OwnedTok, PathToken, cut_at_echo_bound};
 
 use keywords::SchemaNode;
 use walk::{OnFalse, Walker};
@@ -47,6 +49,15 @@ pub const MAX_FRAMES: usize = 256;
 /// Schema-node applications per `explain` before the walk stops (a guard
 /// against schemas whose nested alternatives multiply the work).
 pub const STEP_BUDGET: u64 = 1 << 24;
+
+/// The property a `required` problem's text names (`None` for other texts
+/// and for a name cut at the echo bound).
+pub fn missing_property(problem: &Problem) -> Option<&str> {
+    if problem.keyword != Keyword::Required {
+        return None;
+    }
+    texts::required_property(&problem.text)
+}
 
 /// How an explainer reads the schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -89,6 +100,8 @@ pub enum Keyword {
     AnyOf,
     /// Matches several branches, or (as `AnyOf`) none could be explored.
     OneOf,
+    /// Never a problem's keyword: only [`Problem::via`].
+    AllOf,
     Not,
     /// A `false` schema.
     False,
@@ -126,6 +139,7 @@ impl Keyword {
             Keyword::MaxProperties => "maxProperties",
             Keyword::AnyOf => "anyOf",
             Keyword::OneOf => "oneOf",
+            Keyword::AllOf => "allOf",
             Keyword::Not => "not",
             Keyword::False => "false",
             Keyword::Other => "other",

@@ -26,9 +26,9 @@ pub(crate) enum Tok<'a> {
     Index(usize),
 }
 
-/// A token kept by a reported location.
+/// A token of a reported location, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum OwnedTok {
+pub enum OwnedTok {
     Key(Box<str>),
     Index(usize),
 }

@@ -107,6 +107,12 @@ pub(crate) fn required(property: &str) -> String {
     ))
 }
 
+/// The property a [`required`] text names, unless the text was cut.
+pub(crate) fn required_property(text: &str) -> Option<&str> {
+    text.strip_prefix("missing required property '")?
+        .strip_suffix('\'')
+}
+
 pub(crate) fn dependent_required(property: &str, present: &str) -> String {
     cut(format!(
         "property '{}' is required when '{}' is present",

@@ -35,6 +35,10 @@ pub(crate) struct Walker<'e, 'a, F: Json> {
     pub steps: u64,
     pub exhausted: bool,
     pub buf: F::StringBuffer,
+    /// The outermost combinator the walk is inside (see [`Problem::via`]).
+    ///
+    /// [`Problem::via`]: super::Problem::via
+    pub via: Option<Keyword>,
 }
 
 impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
@@ -47,6 +51,7 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
             steps: 0,
             exhausted: false,
             buf: F::StringBuffer::default(),
+            via: None,
         }
     }
 
@@ -107,8 +112,13 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
 
     /// Records a problem at the current path.
     pub fn report(&mut self, instance: &F::Node<'a>, keyword: Keyword, msg: Msg<'_>) {
-        self.out
-            .report(&self.path, received_type::<F>(instance), keyword, msg);
+        self.out.report(
+            &self.path,
+            received_type::<F>(instance),
+            keyword,
+            self.via,
+            msg,
+        );
     }
 
     /// Records a problem at member `name` of the current object.
@@ -122,6 +132,14 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
         self.path.push(Tok::Key(name));
         self.report(value, keyword, msg);
         self.path.pop();
+    }
+
+    /// Runs `f` inside `combinator` (the outermost one sticks).
+    pub fn inside(&mut self, combinator: Keyword, f: impl FnOnce(&mut Self)) {
+        let outer = self.via;
+        self.via = outer.or(Some(combinator));
+        f(self);
+        self.via = outer;
     }
 
     /// Whether an instance is valid by a delegated validator (absent: not).

@@ -97,7 +97,14 @@ impl<F: Json> CombinatorsKw<F> {
     }
 
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
-        for id in &self.all_of {
+        // One branch is a wrapper (`allOf: [{$ref}]`), not a combination.
+        if self.all_of.len() > 1 {
+            w.inside(Keyword::AllOf, |w| {
+                for id in &self.all_of {
+                    w.walk(*id, instance, OnFalse::PLAIN);
+                }
+            });
+        } else if let Some(id) = self.all_of.first() {
             w.walk(*id, instance, OnFalse::PLAIN);
         }
         if let Some(alternatives) = &self.any_of {
@@ -199,6 +206,11 @@ impl<F: Json> Alternatives<F> {
             }
             _ => return,
         }
+        w.inside(self.keyword, |w| self.explain(w, instance));
+    }
+
+    /// Why no branch (of a `oneOf`: no single branch) admits `instance`.
+    fn explain<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
         let found = type_bit::<F>(instance);
         let mut candidates: SmallVec<[&Branch<F>; 8]> = self
             .branches

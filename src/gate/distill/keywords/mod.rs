@@ -93,7 +93,7 @@ pub(crate) fn check<'a, F: Json>(
     if let Some(kw) = &node.format {
         kw.check(w, instance);
     }
-    let before = w.out.problem_count();
+    let before = w.out.emitted();
     if let Some(kw) = &node.properties {
         kw.check(w, instance);
     }
@@ -111,7 +111,7 @@ pub(crate) fn check<'a, F: Json>(
     }
     // `unevaluated*` are read statically; where that finds nothing but the
     // node's own validator refuses the value, say so at the location.
-    if w.out.problem_count() == before {
+    if w.out.emitted() == before {
         if let Some(kw) = &node.properties {
             kw.check_unevaluated_fallback(w, instance);
         }

@@ -1,0 +1,258 @@
+//! The tool catalog (DESIGN.md §7): every tool's roots compiled once, when
+//! the catalog is loaded (`--catalog FILE`) or learned (the upstream's
+//! `tools/list`); a call never compiles a schema. A tool that cannot be
+//! registered is refused alone, with a log line naming it and the reason;
+//! the rest of the catalog stays in service.
+
+pub mod close;
+pub mod header_params;
+mod register;
+pub mod subschemas;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+use serde_json::Value;
+
+pub use register::Tool;
+
+use crate::gate::distill::cut_at_echo_bound;
+
+/// How tools are registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CatalogOptions {
+    /// Close object schemas against unknown keys where they say nothing.
+    pub close_objects: bool,
+}
+
+impl Default for CatalogOptions {
+    fn default() -> Self {
+        CatalogOptions {
+            close_objects: true,
+        }
+    }
+}
+
+/// Where a catalog's tools came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CatalogSource {
+    File,
+    Upstream,
+}
+
+/// A tool refused at registration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// Its name, cut at the echo bound (`(unnamed #N)` without one).
+    pub tool: String,
+    pub reason: String,
+}
+
+/// The registered tools, by name.
+#[derive(Default)]
+pub struct Catalog {
+    tools: HashMap<Box<str>, Tool>,
+    refused: Vec<Refused>,
+    source: Option<CatalogSource>,
+}
+
+impl fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Catalog")
+            .field("tools", &self.tools.len())
+            .field("refused", &self.refused)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+/// A catalog document that is not one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogError {
+    Read { path: String, reason: String },
+    NotJson(String),
+    Shape,
+}
+
+impl fmt::Display for CatalogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CatalogError::Read { path, reason } => write!(f, "cannot read {path}: {reason}"),
+            CatalogError::NotJson(reason) => write!(f, "not JSON: {reason}"),
+            CatalogError::Shape => f.write_str(
+                "expected a tools/list result ({\"tools\": [...]}), a JSON-RPC response carrying one, or an array of tools",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CatalogError {}
+
+impl Catalog {
+    /// Registers every tool of `tools` (Tool objects), refusing the ones
+    /// that fail and, of tools sharing a name, all but the first.
+    pub fn register(tools: &[Value], source: CatalogSource, options: &CatalogOptions) -> Catalog {
+        let mut catalog = Catalog {
+            source: Some(source),
+            ..Catalog::default()
+        };
+        for (n, definition) in tools.iter().enumerate() {
+            let label = definition
+                .get("name")
+                .and_then(Value::as_str)
+                .map(|name| cut_at_echo_bound(name).into_owned())
+                .unwrap_or_else(|| format!("(unnamed #{n})"));
+            let outcome = register::register(definition, options).and_then(|tool| {
+                if catalog.tools.contains_key(&tool.name) {
+                    Err("another tool of the catalog has this name".to_owned())
+                } else {
+                    Ok(tool)
+                }
+            });
+            match outcome {
+                Ok(tool) => {
+                    catalog.tools.insert(tool.name.clone(), tool);
+                }
+                Err(reason) => {
+                    tracing::warn!(
+                        target: "mcpgate::catalog",
+                        tool = label.as_str(),
+                        reason = reason.as_str(),
+                        "tool refused at registration"
+                    );
+                    catalog.refused.push(Refused {
+                        tool: label,
+                        reason,
+                    });
+                }
+            }
+        }
+        catalog
+    }
+
+    /// A catalog from a document: a `tools/list` result, a JSON-RPC
+    /// response carrying one, or an array of Tool objects.
+    pub fn from_json(
+        document: &Value,
+        source: CatalogSource,
+        options: &CatalogOptions,
+    ) -> Result<Catalog, CatalogError> {
+        let tools = tool_list(document).ok_or(CatalogError::Shape)?;
+        Ok(Catalog::register(tools, source, options))
+    }
+
+    /// A catalog from a file (see [`Catalog::from_json`]).
+    pub fn from_file(path: &Path, options: &CatalogOptions) -> Result<Catalog, CatalogError> {
+        let bytes = std::fs::read(path).map_err(|e| CatalogError::Read {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let document: Value =
+            serde_json::from_slice(&bytes).map_err(|e| CatalogError::NotJson(e.to_string()))?;
+        Catalog::from_json(&document, CatalogSource::File, options)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools.get(name)
+    }
+
+    /// Registered tool names, in no order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(|k| &**k)
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Tools refused at registration.
+    pub fn refused(&self) -> &[Refused] {
+        &self.refused
+    }
+
+    /// `None` for the empty catalog a gate starts with.
+    pub fn source(&self) -> Option<CatalogSource> {
+        self.source
+    }
+}
+
+/// The Tool array of a catalog document.
+pub fn tool_list(document: &Value) -> Option<&Vec<Value>> {
+    match document {
+        Value::Array(tools) => Some(tools),
+        Value::Object(object) => object
+            .get("tools")
+            .or_else(|| object.get("result").and_then(|r| r.get("tools")))
+            .and_then(Value::as_array),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_broken_tool_is_refused_and_its_neighbours_stay() {
+        let tools = json!({"tools": [
+            {"name": "good", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}},
+            {"name": "bad_schema", "inputSchema": {"type": "object", "properties": {"a": {"type": 7}}}},
+            {"name": "bad_format", "inputSchema": {"type": "object", "properties": {"a": {"type": "string", "format": "no-such-format"}}}},
+            {"name": "bad_default", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer", "default": "x"}}}},
+            {"name": "bad_header", "inputSchema": {"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}}},
+            {"name": "bad_output", "inputSchema": {"type": "object"}, "outputSchema": {"type": "nope"}},
+            {"name": "good", "inputSchema": {"type": "object"}},
+            {"inputSchema": {"type": "object"}},
+            {"name": "not_object", "inputSchema": {"type": "string"}}
+        ]});
+        let catalog =
+            Catalog::from_json(&tools, CatalogSource::File, &CatalogOptions::default()).unwrap();
+        assert_eq!(catalog.names().collect::<Vec<_>>(), ["good"]);
+        let refused: Vec<&str> = catalog.refused().iter().map(|r| r.tool.as_str()).collect();
+        assert_eq!(
+            refused,
+            [
+                "bad_schema",
+                "bad_format",
+                "bad_default",
+                "bad_header",
+                "bad_output",
+                "good",
+                "(unnamed #7)",
+                "not_object"
+            ]
+        );
+        assert!(catalog.refused()[2].reason.contains("/properties/a"));
+    }
+
+    #[test]
+    fn a_catalog_is_read_from_a_result_a_response_or_an_array() {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object"}});
+        for document in [
+            json!({"tools": [tool]}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [tool]}}),
+            json!([tool]),
+        ] {
+            let catalog =
+                Catalog::from_json(&document, CatalogSource::File, &CatalogOptions::default())
+                    .unwrap();
+            assert!(catalog.get("t").is_some());
+        }
+        assert_eq!(
+            Catalog::from_json(
+                &json!({"x": 1}),
+                CatalogSource::File,
+                &CatalogOptions::default()
+            )
+            .unwrap_err(),
+            CatalogError::Shape
+        );
+    }
+}

@@ -1,0 +1,154 @@
+//! Registration: everything a call needs, built once per tool. A tool that
+//! fails any step is refused with one reason and never reaches the catalog.
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use super::header_params::{self, HeaderParam};
+use super::{CatalogOptions, close, subschemas};
+use crate::gate::distill::{ExplainOptions, Explainer, cut_at_echo_bound};
+use crate::gate::parse::{ParseLimits, Parser, TapeJson};
+
+/// A tool ready for calls.
+pub struct Tool {
+    pub name: Box<str>,
+    /// The input root: the tool's `inputSchema`, closed, formats asserted.
+    pub input: Validator<TapeJson>,
+    /// The input root's error path.
+    pub explainer: Explainer<TapeJson>,
+    /// The input root as JSON, for hints (property names, allowed values).
+    pub schema: Value,
+    /// Whether a call without `arguments` passes (as `{}` would).
+    pub accepts_no_arguments: bool,
+    /// Arguments mirrored in `Mcp-Param-*` headers.
+    pub header_params: Vec<HeaderParam>,
+    /// The output root (`outputSchema`, formats as annotations).
+    pub output: Option<Validator<TapeJson>>,
+    /// The schema's own `examples` of valid input.
+    pub examples: Vec<Value>,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("header_params", &self.header_params)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds one tool from its definition (a `Tool` of `tools/list`).
+pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, String> {
+    let name = definition
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|name| !name.is_empty())
+        .ok_or("name is missing or not a non-empty string")?;
+    let input = definition
+        .get("inputSchema")
+        .filter(|schema| schema.get("type").and_then(Value::as_str) == Some("object"))
+        .ok_or("inputSchema is missing or not an object schema (type \"object\")")?;
+    let header_params = header_params::read(input)?;
+    let schema = if options.close_objects {
+        close::close(input)
+    } else {
+        input.clone()
+    };
+    let validator = compile(&schema, true).map_err(|e| format!("inputSchema: {e}"))?;
+    let explainer = Explainer::new(
+        &schema,
+        ExplainOptions {
+            assert_formats: true,
+        },
+    )
+    .map_err(|e| format!("inputSchema: {}", e.reason))?;
+    check_defaults(&schema)?;
+    let output = match definition.get("outputSchema") {
+        Some(output) => Some(compile(output, false).map_err(|e| format!("outputSchema: {e}"))?),
+        None => None,
+    };
+    let mut parser = Parser::default();
+    let accepts_no_arguments = parser
+        .parse(b"{}", ParseLimits { max_depth: 1 })
+        .is_ok_and(|empty| validator.is_valid(empty.root()));
+    let examples = input
+        .get("examples")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    Ok(Tool {
+        name: name.into(),
+        input: validator,
+        explainer,
+        schema,
+        accepts_no_arguments,
+        header_params,
+        output,
+        examples,
+    })
+}
+
+/// Compiles a tool schema: JSON Schema 2020-12 unless it names its own
+/// `$schema`; unknown formats refused where formats are asserted.
+fn compile(schema: &Value, assert_formats: bool) -> Result<Validator<TapeJson>, String> {
+    let mut options = jsonschema::options_for::<TapeJson>()
+        .should_validate_formats(assert_formats)
+        .should_ignore_unknown_formats(!assert_formats);
+    if schema.get("$schema").is_none() {
+        options = options.with_draft(jsonschema::Draft::Draft202012);
+    }
+    options
+        .build(schema)
+        .map_err(|e| cut_at_echo_bound(&one_line(&e.to_string())).into_owned())
+}
+
+/// Every `default` must pass its own schema (closed, formats asserted): a
+/// default the gate would refuse is a broken tool.
+fn check_defaults(schema: &Value) -> Result<(), String> {
+    let mut refusal = None;
+    subschemas::walk(schema, |visit| {
+        if refusal.is_some() {
+            return;
+        }
+        let Some(default) = visit.schema.get("default") else {
+            return;
+        };
+        let Some(validator) = default_validator(schema, visit.schema) else {
+            return;
+        };
+        if !validator.is_valid(default) {
+            let at = if visit.pointer.is_empty() {
+                "(root)".to_owned()
+            } else {
+                cut_at_echo_bound(&visit.pointer).into_owned()
+            };
+            refusal = Some(format!("the default at {at} is refused by its own schema"));
+        }
+    });
+    refusal.map_or(Ok(()), Err)
+}
+
+/// A validator for one subschema of `root`, with the root's definitions in
+/// reach of its `$ref`s. `None` when it cannot be built on its own (a
+/// reference into the root's other parts): that default goes unchecked.
+fn default_validator(root: &Value, subschema: &Value) -> Option<jsonschema::Validator> {
+    let mut standalone = subschema.clone();
+    if let (Some(object), Some(root)) = (standalone.as_object_mut(), root.as_object()) {
+        for key in ["$defs", "definitions", "$schema"] {
+            if let Some(value) = root.get(key) {
+                object.entry(key).or_insert_with(|| value.clone());
+            }
+        }
+    }
+    let mut options = jsonschema::options()
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(false);
+    if standalone.get("$schema").is_none() {
+        options = options.with_draft(jsonschema::Draft::Draft202012);
+    }
+    options.build(&standalone).ok()
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

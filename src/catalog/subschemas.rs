@@ -1,0 +1,196 @@
+//! Where a JSON Schema 2020-12 document holds subschemas: one table of the
+//! keywords, and a walk over every subschema with its pointer.
+
+use serde_json::Value;
+
+/// How a keyword holds subschemas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holds {
+    /// The keyword's value is a schema.
+    One,
+    /// An array of schemas.
+    List,
+    /// An object whose member values are schemas.
+    Map,
+}
+
+/// How a subschema applies to the instance its parent applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applies {
+    /// To a member or an item of the instance.
+    Child,
+    /// To the instance itself, as one part of the parent (`allOf`, `then`).
+    InPlace,
+    /// Not as a constraint of its own: a condition, a negation, a
+    /// definition used only through `$ref`.
+    Aside,
+}
+
+/// Every subschema keyword of 2020-12 (and draft-7's `definitions`).
+pub const KEYWORDS: [(&str, Holds, Applies); 19] = [
+    ("properties", Holds::Map, Applies::Child),
+    ("patternProperties", Holds::Map, Applies::Child),
+    ("additionalProperties", Holds::One, Applies::Child),
+    ("unevaluatedProperties", Holds::One, Applies::Child),
+    ("propertyNames", Holds::One, Applies::Aside),
+    ("items", Holds::One, Applies::Child),
+    ("prefixItems", Holds::List, Applies::Child),
+    ("contains", Holds::One, Applies::Child),
+    ("unevaluatedItems", Holds::One, Applies::Child),
+    ("allOf", Holds::List, Applies::InPlace),
+    ("anyOf", Holds::List, Applies::InPlace),
+    ("oneOf", Holds::List, Applies::InPlace),
+    ("then", Holds::One, Applies::InPlace),
+    ("else", Holds::One, Applies::InPlace),
+    ("dependentSchemas", Holds::Map, Applies::InPlace),
+    ("if", Holds::One, Applies::Aside),
+    ("not", Holds::One, Applies::Aside),
+    ("$defs", Holds::Map, Applies::Aside),
+    ("definitions", Holds::Map, Applies::Aside),
+];
+
+/// Nesting followed at most (deeper subschemas are not visited).
+pub const MAX_DEPTH: usize = 64;
+
+/// One visited subschema.
+pub struct Visit<'s> {
+    pub schema: &'s Value,
+    /// RFC 6901 pointer from the document root.
+    pub pointer: String,
+    /// Whether it is reached from the root through `properties` members
+    /// only (the root itself included).
+    pub through_properties: bool,
+    /// The member names of that `properties` chain.
+    pub property_path: Vec<&'s str>,
+}
+
+/// Calls `visit` for the root and every subschema below it.
+pub fn walk<'s>(root: &'s Value, mut visit: impl FnMut(&Visit<'s>)) {
+    let start = Visit {
+        schema: root,
+        pointer: String::new(),
+        through_properties: true,
+        property_path: Vec::new(),
+    };
+    walk_from(&start, 0, &mut visit);
+}
+
+fn walk_from<'s>(at: &Visit<'s>, depth: usize, visit: &mut impl FnMut(&Visit<'s>)) {
+    visit(at);
+    let Some(object) = at.schema.as_object() else {
+        return;
+    };
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    for (keyword, holds, _) in KEYWORDS {
+        let Some(value) = object.get(keyword) else {
+            continue;
+        };
+        let base = format!("{}/{}", at.pointer, escape(keyword));
+        let mut step = |schema: &'s Value, pointer: String, member: Option<&'s str>| {
+            let through = at.through_properties && keyword == "properties";
+            let mut property_path = Vec::new();
+            if through {
+                property_path.extend_from_slice(&at.property_path);
+                property_path.extend(member);
+            }
+            let next = Visit {
+                schema,
+                pointer,
+                through_properties: through,
+                property_path,
+            };
+            walk_from(&next, depth + 1, visit);
+        };
+        match holds {
+            Holds::One => step(value, base, None),
+            Holds::List => {
+                for (i, item) in value.as_array().into_iter().flatten().enumerate() {
+                    step(item, format!("{base}/{i}"), None);
+                }
+            }
+            Holds::Map => {
+                for (name, item) in value.as_object().into_iter().flatten() {
+                    step(item, format!("{base}/{}", escape(name)), Some(name));
+                }
+            }
+        }
+    }
+}
+
+/// A pointer token for `name`.
+pub fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// The local target of a `$ref` (`#` or `#/...`), if it resolves.
+pub fn resolve<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
+    let pointer = reference.strip_prefix('#')?;
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    root.pointer(&percent_decode(pointer)?)
+}
+
+/// `$ref` fragments are URI-encoded (`%25` for `%`, say).
+fn percent_decode(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_walk_sees_every_subschema_and_the_properties_chain() {
+        let schema = json!({
+            "properties": {"a": {"properties": {"b": {"type": "string"}}},
+                           "c": {"items": {"type": "integer"}}},
+            "allOf": [{"properties": {"d": {}}}]
+        });
+        let mut seen = Vec::new();
+        walk(&schema, |visit| {
+            seen.push((
+                visit.pointer.clone(),
+                visit.through_properties,
+                visit.property_path.join("."),
+            ))
+        });
+        assert!(seen.contains(&("/properties/a/properties/b".into(), true, "a.b".into())));
+        assert!(seen.contains(&("/properties/c/items".into(), false, "".into())));
+        assert!(seen.contains(&("/allOf/0/properties/d".into(), false, "".into())));
+    }
+
+    #[test]
+    fn local_references_resolve_with_escapes() {
+        let schema = json!({"$defs": {"a/b": {"type": "string"}, "c%d": {"type": "integer"}}});
+        assert_eq!(
+            resolve(&schema, "#/$defs/a~1b"),
+            Some(&json!({"type": "string"}))
+        );
+        assert_eq!(
+            resolve(&schema, "#/$defs/c%25d"),
+            Some(&json!({"type": "integer"}))
+        );
+        assert_eq!(resolve(&schema, "other.json#/x"), None);
+    }
+}

@@ -1,0 +1,331 @@
+//! Hints a model can act on (DESIGN.md §7): `did_you_mean` for a near-miss
+//! key or tool name, `case_mismatch` for a key or an allowed value that
+//! differs only in case, `enum_suggest` with the allowed values,
+//! `missing_required`, and otherwise the envelope contract's hint for the
+//! keyword. They are read from the tool's schema at the problem's location
+//! (the schema's words) and from the sent key or value only to compare;
+//! a sent key is quoted only cut at the echo bound.
+
+use serde_json::Value;
+
+use super::super::distill::{Keyword, OwnedTok, cut_at_echo_bound};
+use super::super::parse::TapeNode;
+use crate::catalog::subschemas::resolve;
+use crate::reject::codes::{TOOL_ERROR_FALLBACK, tool_error_code};
+
+/// Schemas gathered at one location at most.
+const MAX_SCHEMAS: usize = 64;
+/// Allowed values listed in a hint at most.
+const MAX_ALLOWED: usize = 10;
+/// Names longer than this are not compared for near misses.
+const MAX_COMPARED: usize = 64;
+
+/// The schemas of `root` that apply at `path` (parts applied in place
+/// included), as far as they can be read without the instance.
+pub fn schemas_at<'s>(root: &'s Value, path: &[OwnedTok]) -> Vec<&'s Value> {
+    let mut here = Vec::new();
+    expand(root, root, &mut here, 0);
+    for token in path {
+        let mut next = Vec::new();
+        for schema in &here {
+            let child = match token {
+                OwnedTok::Key(key) => schema
+                    .get("properties")
+                    .and_then(|p| p.get(&**key))
+                    .or_else(|| schema.get("additionalProperties")),
+                OwnedTok::Index(index) => schema
+                    .get("prefixItems")
+                    .and_then(|p| p.get(*index))
+                    .or_else(|| schema.get("items")),
+            };
+            if let Some(child) = child {
+                expand(root, child, &mut next, 0);
+            }
+        }
+        here = next;
+        if here.is_empty() {
+            break;
+        }
+    }
+    here
+}
+
+/// `schema` and the parts applied with it in place.
+fn expand<'s>(root: &'s Value, schema: &'s Value, out: &mut Vec<&'s Value>, depth: usize) {
+    if depth > 16 || out.len() >= MAX_SCHEMAS || !schema.is_object() {
+        return;
+    }
+    if out.iter().any(|seen| std::ptr::eq(*seen, schema)) {
+        return;
+    }
+    out.push(schema);
+    for keyword in ["allOf", "anyOf", "oneOf"] {
+        for part in schema
+            .get(keyword)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            expand(root, part, out, depth + 1);
+        }
+    }
+    for keyword in ["then", "else"] {
+        if let Some(part) = schema.get(keyword) {
+            expand(root, part, out, depth + 1);
+        }
+    }
+    if let Some(target) = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| resolve(root, r))
+    {
+        expand(root, target, out, depth + 1);
+    }
+}
+
+/// The hint for one problem at `path` (whose schemas are `schemas`).
+pub struct HintInput<'h, 'a> {
+    pub keyword: Keyword,
+    /// The dotted path of the location.
+    pub path: &'h str,
+    pub tokens: &'h [OwnedTok],
+    /// The schemas at the location's parent (for keys) and at it.
+    pub parent: &'h [&'h Value],
+    pub here: &'h [&'h Value],
+    /// The sent value at the location, and at its parent, when found.
+    pub value: Option<TapeNode<'a>>,
+    pub parent_value: Option<TapeNode<'a>>,
+}
+
+/// Sent keys compared with a missing property at most.
+const MAX_KEYS_COMPARED: usize = 256;
+
+pub fn hint(input: &HintInput<'_, '_>) -> String {
+    let path = if input.path.is_empty() {
+        "the arguments"
+    } else {
+        input.path
+    };
+    match input.keyword {
+        Keyword::Required => {
+            if let (Some(OwnedTok::Key(name)), Some(sent)) =
+                (input.tokens.last(), input.parent_value)
+                && let Some(hint) = missing_hint(name, sent)
+            {
+                return hint;
+            }
+        }
+        Keyword::AdditionalProperties | Keyword::UnevaluatedProperties => {
+            if let Some(OwnedTok::Key(key)) = input.tokens.last() {
+                let names = property_names(input.parent);
+                if let Some(hint) = key_hint(key, &names) {
+                    return hint;
+                }
+                return fill(
+                    tool_error_code("additionalProperties").hint,
+                    &[("path", path), ("extra", &cut_at_echo_bound(key))],
+                );
+            }
+        }
+        Keyword::Enum => {
+            if let Some(allowed) = first_array(input.here, "enum") {
+                if let Some(text) = input.value.and_then(|v| v.as_str())
+                    && let Some(same) = allowed.iter().filter_map(Value::as_str).find(|a| {
+                        *a != text && a.len() <= MAX_COMPARED && a.eq_ignore_ascii_case(text)
+                    })
+                {
+                    return format!(
+                        "Use '{}' for {path}: allowed values are case-sensitive.",
+                        cut_at_echo_bound(same)
+                    );
+                }
+                return fill(
+                    tool_error_code("enum").hint,
+                    &[("path", path), ("allowed", &list_values(allowed))],
+                );
+            }
+        }
+        Keyword::Format => {
+            if let Some(format) = first(input.here, "format").and_then(Value::as_str) {
+                return fill(
+                    tool_error_code("format").hint,
+                    &[("path", path), ("format", &cut_at_echo_bound(format))],
+                );
+            }
+        }
+        Keyword::Maximum
+        | Keyword::Minimum
+        | Keyword::MaxItems
+        | Keyword::MinItems
+        | Keyword::MaxLength
+        | Keyword::MinLength => {
+            if let Some(limit) = first(input.here, input.keyword.as_str()) {
+                return fill(
+                    tool_error_code(input.keyword.as_str()).hint,
+                    &[("path", path), ("limit", &limit.to_string())],
+                );
+            }
+        }
+        _ => {}
+    }
+    let entry = tool_error_code(input.keyword.as_str());
+    if entry.hint.contains("{limit}") || entry.hint.contains("{allowed}") {
+        return fill(TOOL_ERROR_FALLBACK.hint, &[("path", path)]);
+    }
+    fill(
+        entry.hint,
+        &[("path", path), ("validator", input.keyword.as_str())],
+    )
+}
+
+/// `case_mismatch` or `did_you_mean` for a missing property that a sent
+/// key nearly names.
+fn missing_hint(name: &str, sent: TapeNode<'_>) -> Option<String> {
+    let keys: Vec<&str> = sent
+        .members()
+        .take(MAX_KEYS_COMPARED)
+        .map(|(key, _)| key)
+        .filter(|key| key.len() <= MAX_COMPARED && *key != name)
+        .collect();
+    if let Some(same) = keys.iter().find(|key| key.eq_ignore_ascii_case(name)) {
+        return Some(format!(
+            "Key '{same}' differs from the required property '{name}' only in case: use '{name}'."
+        ));
+    }
+    let near = keys
+        .iter()
+        .copied()
+        .find(|key| nearest(key, std::iter::once(name)).is_some())?;
+    Some(format!(
+        "Key '{near}' is not a property: did you mean the required '{name}'?"
+    ))
+}
+
+/// `did_you_mean` or `case_mismatch` for an unknown key among `names`.
+fn key_hint(key: &str, names: &[&str]) -> Option<String> {
+    let key_shown = cut_at_echo_bound(key);
+    if let Some(same) = names
+        .iter()
+        .find(|name| name.len() <= MAX_COMPARED && name.eq_ignore_ascii_case(key))
+    {
+        return Some(format!(
+            "Key '{key_shown}' differs from the property '{same}' only in case: use '{same}'."
+        ));
+    }
+    let near = nearest(key, names.iter().copied())?;
+    Some(format!("Unknown key '{key_shown}': did you mean '{near}'?"))
+}
+
+/// The name of `candidates` nearest to `sent` by edit distance, if near
+/// enough to be a typo (at most a third of its length, at least one edit).
+pub fn nearest<'c>(sent: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+    if sent.len() > MAX_COMPARED {
+        return None;
+    }
+    let limit = (sent.chars().count() / 3).max(1);
+    candidates
+        .filter(|c| c.len() <= MAX_COMPARED)
+        .map(|c| (edit_distance(sent, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over characters (both sides at most
+/// [`MAX_COMPARED`] bytes).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+fn property_names<'s>(schemas: &[&'s Value]) -> Vec<&'s str> {
+    let mut names: Vec<&str> = schemas
+        .iter()
+        .filter_map(|s| s.get("properties").and_then(Value::as_object))
+        .flat_map(|p| p.keys().map(String::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+fn first<'s>(schemas: &[&'s Value], keyword: &str) -> Option<&'s Value> {
+    schemas.iter().find_map(|s| s.get(keyword))
+}
+
+fn first_array<'s>(schemas: &[&'s Value], keyword: &str) -> Option<&'s Vec<Value>> {
+    first(schemas, keyword).and_then(Value::as_array)
+}
+
+/// Allowed values for a hint: strings bare, others as JSON, bounded.
+fn list_values(values: &[Value]) -> String {
+    let mut text = String::new();
+    for (i, value) in values.iter().take(MAX_ALLOWED).enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        match value {
+            Value::String(s) => text.push_str(&cut_at_echo_bound(s)),
+            other => text.push_str(&cut_at_echo_bound(&other.to_string())),
+        }
+    }
+    if values.len() > MAX_ALLOWED {
+        text.push_str(&format!(" (and {} more)", values.len() - MAX_ALLOWED));
+    }
+    text
+}
+
+/// A template with `{name}` placeholders filled.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut text = template.to_owned();
+    for (name, value) in values {
+        text = text.replace(&format!("{{{name}}}"), value);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_near_miss_is_suggested_and_a_stranger_is_not() {
+        let names = ["region", "limit", "marketplaceIds"];
+        assert_eq!(nearest("reigon", names.into_iter()), Some("region"));
+        assert_eq!(
+            nearest("marketplaceId", names.into_iter()),
+            Some("marketplaceIds")
+        );
+        assert_eq!(nearest("colour", names.into_iter()), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn schemas_are_found_through_references_and_items() {
+        let root = json!({
+            "$defs": {"line": {"properties": {"sku": {"type": "string", "maxLength": 8}}}},
+            "properties": {"lines": {"type": "array", "items": {"$ref": "#/$defs/line"}}}
+        });
+        let path = [
+            OwnedTok::Key("lines".into()),
+            OwnedTok::Index(3),
+            OwnedTok::Key("sku".into()),
+        ];
+        let here = schemas_at(&root, &path);
+        assert_eq!(first(&here, "maxLength"), Some(&json!(8)));
+    }
+}

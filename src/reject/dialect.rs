@@ -1,0 +1,208 @@
+//! Builds the tool-dialect answer (DESIGN.md §7): a `tools/call` result
+//! with `isError: true`, `content[0].text` in plain words, and the error
+//! envelope in `structuredContent`. Every text in it is bounded; nothing
+//! sent is quoted beyond the echo bound.
+
+use std::io::Write as _;
+
+use serde_json::Value;
+
+use super::codes::{ENVELOPE_VERSION, TOOL_INPUT_ERROR_KIND};
+use super::envelope::{one_line, write_string};
+use crate::gate::classify::RequestId;
+use crate::gate::distill::cut_at_echo_bound;
+
+/// Hints sent at most.
+pub const MAX_HINTS: usize = 5;
+/// Examples of valid input sent at most, and the largest one (bytes).
+pub const MAX_EXAMPLES: usize = 3;
+pub const MAX_EXAMPLE_BYTES: usize = 1024;
+
+/// What the envelope says; texts are cut when written.
+#[derive(Debug, Clone, Default)]
+pub struct ToolError<'a> {
+    /// The tool's name (from the catalog).
+    pub tool: &'a str,
+    /// One line: what is wrong, how much of it.
+    pub summary: String,
+    pub details: Vec<Detail>,
+    /// Distinct locations with a problem, reported or not.
+    pub total: usize,
+    pub hints: Vec<String>,
+    /// Valid inputs the tool's schema gives as `examples`.
+    pub examples: &'a [Value],
+    /// The `error_code` of the first detail.
+    pub error_code: &'static str,
+}
+
+/// One problem at one location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detail {
+    /// Dotted path under `arguments` (`filters.region`, `items[3].sku`),
+    /// empty for the arguments object itself.
+    pub path: String,
+    /// The same location as an RFC 6901 pointer under `arguments`.
+    pub pointer: String,
+    pub issue: String,
+    pub received_type: &'static str,
+    /// The JSON Schema keyword that refused the value.
+    pub keyword: &'static str,
+    pub error_code: &'static str,
+}
+
+/// Writes the JSON-RPC answer carrying `error`. `result_type`: the
+/// 2026-07-28 lane requires `resultType` on every result.
+pub fn write_tool_error(
+    out: &mut Vec<u8>,
+    id: Option<&RequestId>,
+    result_type: bool,
+    error: &ToolError<'_>,
+) {
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    match id {
+        Some(id) => out.extend_from_slice(id.json()),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"result\":{");
+    if result_type {
+        out.extend_from_slice(b"\"resultType\":\"complete\",");
+    }
+    out.extend_from_slice(b"\"content\":[{\"type\":\"text\",\"text\":");
+    write_string(out, &plain_text(error));
+    out.extend_from_slice(b"}],\"structuredContent\":");
+    write_envelope(out, error);
+    out.extend_from_slice(b",\"isError\":true}}");
+}
+
+/// The text a model reads: the summary, then one line per problem and hint.
+fn plain_text(error: &ToolError<'_>) -> String {
+    let mut text = one_line(&error.summary);
+    for detail in &error.details {
+        text.push_str("\n- ");
+        if detail.path.is_empty() {
+            text.push_str("arguments");
+        } else {
+            text.push_str(&detail.path);
+        }
+        text.push_str(": ");
+        text.push_str(&detail.issue);
+    }
+    let shown = error
+        .details
+        .iter()
+        .map(|d| &d.pointer)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let unshown = error.total.saturating_sub(shown);
+    if unshown > 0 {
+        let plural = if unshown == 1 { "" } else { "s" };
+        text.push_str(&format!(
+            "\n- and problems at {unshown} more location{plural}"
+        ));
+    }
+    for hint in error.hints.iter().take(MAX_HINTS) {
+        text.push_str("\nHint: ");
+        text.push_str(&cut_at_echo_bound(hint));
+    }
+    text
+}
+
+fn write_envelope(out: &mut Vec<u8>, error: &ToolError<'_>) {
+    out.extend_from_slice(b"{\"error_kind\":");
+    write_string(out, TOOL_INPUT_ERROR_KIND);
+    out.extend_from_slice(b",\"tool\":");
+    write_string(out, &cut_at_echo_bound(error.tool));
+    out.extend_from_slice(b",\"summary\":");
+    write_string(out, &one_line(&error.summary));
+    out.extend_from_slice(b",\"details\":[");
+    for (n, detail) in error.details.iter().enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"path\":");
+        write_string(out, &cut_at_echo_bound(&detail.path));
+        out.extend_from_slice(b",\"pointer\":");
+        write_string(out, &cut_at_echo_bound(&detail.pointer));
+        out.extend_from_slice(b",\"issue\":");
+        write_string(out, &cut_at_echo_bound(&detail.issue));
+        out.extend_from_slice(b",\"received_type\":");
+        write_string(out, detail.received_type);
+        out.extend_from_slice(b",\"keyword\":");
+        write_string(out, detail.keyword);
+        out.extend_from_slice(b",\"error_code\":");
+        write_string(out, detail.error_code);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"hints\":[");
+    for (n, hint) in error.hints.iter().take(MAX_HINTS).enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        write_string(out, &cut_at_echo_bound(hint));
+    }
+    out.extend_from_slice(b"],\"examples\":[");
+    let mut written = 0;
+    for example in error.examples.iter() {
+        if written == MAX_EXAMPLES {
+            break;
+        }
+        // Schema words, not sent data, but still bounded.
+        let Ok(text) = serde_json::to_vec(example) else {
+            continue;
+        };
+        if text.len() > MAX_EXAMPLE_BYTES {
+            continue;
+        }
+        if written > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(&text);
+        written += 1;
+    }
+    out.extend_from_slice(b"],\"error_code\":");
+    write_string(out, error.error_code);
+    let _ = write!(
+        out,
+        ",\"retryable\":false,\"_envelope_version\":{ENVELOPE_VERSION},\"total\":{}}}",
+        error.total
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_answer_is_a_tool_result_with_the_envelope() {
+        let error = ToolError {
+            tool: "search",
+            summary: "Invalid arguments for tool search: expected integer, found string at limit"
+                .into(),
+            details: vec![Detail {
+                path: "limit".into(),
+                pointer: "/limit".into(),
+                issue: "expected integer, found string".into(),
+                received_type: "string",
+                keyword: "type",
+                error_code: "SCHEMA_TYPE_MISMATCH",
+            }],
+            total: 1,
+            hints: vec!["Send a value of the schema-declared type for limit.".into()],
+            examples: &[],
+            error_code: "SCHEMA_TYPE_MISMATCH",
+        };
+        let mut out = Vec::new();
+        write_tool_error(&mut out, None, true, &error);
+        let value: Value = serde_json::from_slice(&out).unwrap();
+        let result = &value["result"];
+        assert_eq!(result["isError"], true);
+        assert_eq!(result["resultType"], "complete");
+        assert_eq!(
+            result["structuredContent"]["details"][0]["path"],
+            Value::from("limit")
+        );
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("- limit: expected integer, found string"));
+        assert!(text.contains("Hint: Send a value"));
+    }
+}

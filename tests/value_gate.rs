@@ -1,0 +1,665 @@
+//! The value gate: tool arguments against the catalog's input roots,
+//! answered in the tool dialect with the error envelope of the contract in
+//! `../shared/oracles/openbridge-envelope/`.
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use mcpgate::catalog::{Catalog, CatalogOptions, CatalogSource};
+use mcpgate::gate::distill::ECHO_BOUND;
+use mcpgate::gate::{Gate, GateConfig, UnknownTools, Verdict};
+use mcpgate::reject::Reason;
+use mcpgate::reject::codes::{TOOL_ERROR_CODES, TOOL_ERROR_FALLBACK};
+use serde_json::{Value, json};
+use support::*;
+
+fn gate() -> Gate {
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    gate.set_catalog(test_catalog());
+    gate
+}
+
+/// The verdict on a modern-lane call, with `extra` headers.
+fn call_with<'g>(
+    gate: &'g Gate,
+    tool: &str,
+    arguments: Value,
+    extra: &[(&str, &str)],
+) -> Verdict<'g> {
+    let message = tools_call(json!("c-1"), tool, arguments);
+    let mut headers = modern_headers(&message);
+    headers.extend(extra.iter().map(|(n, v)| (n.to_string(), v.to_string())));
+    gate.check(headers.as_slice(), &serde_json::to_vec(&message).unwrap())
+}
+
+fn call<'g>(gate: &'g Gate, tool: &str, arguments: Value) -> Verdict<'g> {
+    call_with(gate, tool, arguments, &[])
+}
+
+/// The answer to a refused call, checked against the contract's schema and
+/// the official `CallToolResult`; returns the whole JSON-RPC answer.
+fn refused(verdict: Verdict<'_>) -> (Reason, u16, Value) {
+    let Verdict::Reject(rejection) = verdict else {
+        panic!("allowed")
+    };
+    let answer: Value = serde_json::from_slice(&rejection.body).unwrap();
+    (rejection.reason, rejection.status, answer)
+}
+
+fn envelope_of(verdict: Verdict<'_>) -> Value {
+    let (reason, status, answer) = refused(verdict);
+    assert_eq!(reason, Reason::InvalidArguments, "{answer}");
+    assert_eq!(status, 200);
+    check_tool_answer(&answer, MODERN);
+    answer["result"]["structuredContent"].clone()
+}
+
+fn check_tool_answer(answer: &Value, revision: &str) {
+    let official = read_json(&shared_dir().join(format!("mcp-spec/{revision}/schema.json")));
+    let result = mcpgate::protocol::root_schema(&official, "CallToolResult").unwrap();
+    let result = jsonschema::draft202012::new(&result).unwrap();
+    assert!(
+        result.is_valid(&answer["result"]),
+        "not a {revision} CallToolResult: {answer}"
+    );
+    assert_eq!(answer["jsonrpc"], "2.0");
+    assert_eq!(answer["id"], json!("c-1"));
+    assert_eq!(answer["result"]["isError"], true);
+    let envelope = &answer["result"]["structuredContent"];
+    let errors: Vec<String> = envelope_schema()
+        .iter_errors(envelope)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?} in {envelope}");
+    assert_eq!(envelope["error_kind"], "mcp_input_validation");
+    assert_eq!(envelope["retryable"], false);
+    assert_eq!(envelope["_envelope_version"], 1);
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with(envelope["summary"].as_str().unwrap()));
+}
+
+fn codes(envelope: &Value) -> Vec<&str> {
+    envelope["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["error_code"].as_str().unwrap())
+        .collect()
+}
+
+fn paths(envelope: &Value) -> Vec<&str> {
+    envelope["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap())
+        .collect()
+}
+
+fn valid_order_search() -> Value {
+    json!({
+        "marketplaceIds": ["ATVPDKIKX0DER", "A2EUQ1WTGCTBG2"],
+        "region": "NA",
+        "createdAfter": "2026-01-01T00:00:00Z",
+        "createdBefore": "2026-02-01T00:00:00Z",
+        "statuses": ["Pending", "Shipped"],
+        "buyerEmail": "buyer@example.com",
+        "filters": {"minTotal": 10.5, "currency": "USD", "fulfillment": "AFN"},
+        "pageSize": 50,
+        "nextToken": "abc",
+        "includeItems": true
+    })
+}
+
+#[test]
+fn valid_calls_of_every_realistic_tool_are_allowed() {
+    let gate = gate();
+    let valid = [
+        (
+            "search_orders",
+            valid_order_search(),
+            vec![("Mcp-Param-Region", "NA")],
+        ),
+        (
+            "create_shipment",
+            json!({"orderId": "123-1234567-1234567",
+                   "lines": [{"sku": "A-1", "quantity": 2, "packSize": 12}],
+                   "shipTo": {"name": "Ada", "line1": "1 Main St", "city": "Berlin", "country": "DE"},
+                   "carrier": {"type": "fedex", "account": "123456"},
+                   "insured": true, "shipDate": "2026-12-01"}),
+            vec![],
+        ),
+        (
+            "get_account",
+            json!({"accountId": 42, "verbose": true, "owner": {"team": "ops"}}),
+            vec![
+                ("Mcp-Param-Account-Id", "42"),
+                ("Mcp-Param-Verbose", "true"),
+                ("Mcp-Param-Team", "ops"),
+            ],
+        ),
+        (
+            "send_message",
+            json!({"to": "ada@example.com", "subject": "Hi", "text": "Hello", "priority": 2}),
+            vec![],
+        ),
+        ("echo", json!({"anything": [1, {"goes": null}]}), vec![]),
+    ];
+    for (tool, arguments, headers) in valid {
+        let verdict = call_with(&gate, tool, arguments, &headers);
+        assert!(matches!(verdict, Verdict::Allow(_)), "{tool}: {verdict:?}");
+    }
+}
+
+#[test]
+fn the_code_table_is_the_contracts_mapping() {
+    let mapping = read_json(
+        &shared_dir().join("oracles/openbridge-envelope/schemas/jsonschema_error_codes.json"),
+    );
+    let entries = mapping["mapping"].as_object().unwrap();
+    assert_eq!(entries.len(), TOOL_ERROR_CODES.len());
+    for code in TOOL_ERROR_CODES {
+        let entry = &entries[code.keyword];
+        assert_eq!(entry["error_code"], code.code, "{}", code.keyword);
+        assert_eq!(entry["summary_template"], code.summary, "{}", code.keyword);
+        assert_eq!(entry["hint"], code.hint, "{}", code.keyword);
+    }
+    assert_eq!(mapping["fallback"]["error_code"], TOOL_ERROR_FALLBACK.code);
+    assert_eq!(mapping["fallback"]["hint"], TOOL_ERROR_FALLBACK.hint);
+}
+
+#[test]
+fn every_error_code_is_produced_by_a_call_breaking_its_keyword() {
+    let gate = gate();
+    let with = |change: Value| {
+        let mut arguments = valid_order_search();
+        for (key, value) in change.as_object().unwrap() {
+            arguments[key] = value.clone();
+        }
+        arguments
+    };
+    let shipment = |change: Value| {
+        let mut arguments = json!({"orderId": "123-1234567-1234567",
+            "lines": [{"sku": "A-1", "quantity": 2}],
+            "shipTo": {"name": "Ada", "line1": "1 Main St", "city": "Berlin", "country": "DE"}});
+        for (key, value) in change.as_object().unwrap() {
+            arguments[key] = value.clone();
+        }
+        arguments
+    };
+    let cases = [
+        (
+            "SCHEMA_TYPE_MISMATCH",
+            "search_orders",
+            with(json!({"pageSize": "ten"})),
+            "pageSize",
+        ),
+        (
+            "SCHEMA_REQUIRED",
+            "search_orders",
+            json!({"region": "NA"}),
+            "marketplaceIds",
+        ),
+        (
+            "SCHEMA_MAX_ITEMS",
+            "search_orders",
+            with(json!({"marketplaceIds": ["a", "b", "c", "d", "e", "f"]})),
+            "marketplaceIds",
+        ),
+        (
+            "SCHEMA_MIN_ITEMS",
+            "search_orders",
+            with(json!({"marketplaceIds": []})),
+            "marketplaceIds",
+        ),
+        (
+            "SCHEMA_MAX_LENGTH",
+            "search_orders",
+            with(json!({"nextToken": "x".repeat(600)})),
+            "nextToken",
+        ),
+        (
+            "SCHEMA_MIN_LENGTH",
+            "search_orders",
+            with(json!({"marketplaceIds": [""]})),
+            "marketplaceIds[0]",
+        ),
+        (
+            "SCHEMA_MAXIMUM",
+            "search_orders",
+            with(json!({"pageSize": 500})),
+            "pageSize",
+        ),
+        (
+            "SCHEMA_MINIMUM",
+            "search_orders",
+            with(json!({"pageSize": 0})),
+            "pageSize",
+        ),
+        (
+            "SCHEMA_ENUM_MISMATCH",
+            "search_orders",
+            with(json!({"region": "XX"})),
+            "region",
+        ),
+        (
+            "SCHEMA_PATTERN_MISMATCH",
+            "create_shipment",
+            shipment(json!({"orderId": "12"})),
+            "orderId",
+        ),
+        (
+            "SCHEMA_FORMAT_INVALID",
+            "search_orders",
+            with(json!({"createdAfter": "yesterday"})),
+            "createdAfter",
+        ),
+        (
+            "SCHEMA_ADDITIONAL_PROPERTIES",
+            "search_orders",
+            with(json!({"colour": "red"})),
+            "colour",
+        ),
+        (
+            "SCHEMA_ONE_OF_FAILED",
+            "create_shipment",
+            shipment(json!({"carrier": {"type": "dhl"}})),
+            "carrier.type",
+        ),
+        (
+            "SCHEMA_ANY_OF_FAILED",
+            "send_message",
+            json!({"to": true, "text": "hi"}),
+            "to",
+        ),
+        (
+            "SCHEMA_ALL_OF_FAILED",
+            "send_message",
+            json!({"to": 7, "text": 5}),
+            "text",
+        ),
+        (
+            "SCHEMA_UNIQUE_ITEMS",
+            "search_orders",
+            with(json!({"statuses": ["Pending", "Pending"]})),
+            "statuses",
+        ),
+        (
+            "SCHEMA_CONST_MISMATCH",
+            "create_shipment",
+            shipment(json!({"insured": false})),
+            "insured",
+        ),
+        (
+            "SCHEMA_MULTIPLE_OF",
+            "create_shipment",
+            shipment(json!({"lines": [{"sku": "A", "quantity": 1, "packSize": 7}]})),
+            "lines[0].packSize",
+        ),
+        (
+            "SCHEMA_VALIDATION_FAILED",
+            "search_orders",
+            with(json!({"filters": {"currency": "USD", "minTotal": 2e6}})),
+            "filters.minTotal",
+        ),
+    ];
+    let mut produced = BTreeSet::new();
+    for (code, tool, arguments, path) in cases {
+        let envelope = envelope_of(call(&gate, tool, arguments));
+        assert_eq!(envelope["error_code"], code, "{envelope}");
+        assert_eq!(paths(&envelope)[0], path, "{envelope}");
+        assert_eq!(codes(&envelope)[0], code);
+        produced.insert(code);
+    }
+    let mut expected: BTreeSet<&str> = TOOL_ERROR_CODES.iter().map(|c| c.code).collect();
+    expected.insert(TOOL_ERROR_FALLBACK.code);
+    assert_eq!(produced, expected);
+}
+
+#[test]
+fn the_gates_report_missing_properties_then_unknown_keys_then_values() {
+    let gate = gate();
+    // All three kinds of problem: only the missing property is reported.
+    let envelope = envelope_of(call(
+        &gate,
+        "search_orders",
+        json!({"region": "NA", "colour": 1, "pageSize": "x", "filters": {}}),
+    ));
+    // Sorted by the object they are missing from.
+    assert_eq!(paths(&envelope), ["marketplaceIds", "filters.currency"]);
+    assert!(codes(&envelope).iter().all(|c| *c == "SCHEMA_REQUIRED"));
+    assert_eq!(envelope["total"], 2);
+    // Required present: the unknown keys, every one of them.
+    let envelope = envelope_of(call(
+        &gate,
+        "search_orders",
+        json!({"marketplaceIds": ["A"], "region": "NA", "colour": 1, "size": 2,
+               "pageSize": "x", "filters": {"currency": "USD", "tint": 3}}),
+    ));
+    assert_eq!(paths(&envelope), ["colour", "filters.tint", "size"]);
+    // Then the values.
+    let envelope = envelope_of(call(
+        &gate,
+        "search_orders",
+        json!({"marketplaceIds": [1], "region": "NA", "pageSize": "x"}),
+    ));
+    assert_eq!(paths(&envelope), ["marketplaceIds[0]", "pageSize"]);
+}
+
+#[test]
+fn hints_name_near_misses_case_slips_allowed_values_and_missing_properties() {
+    let gate = gate();
+    let hints = |tool: &str, arguments: Value| -> Vec<String> {
+        let envelope = envelope_of(call(&gate, tool, arguments));
+        let hints: Vec<String> = envelope["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h.as_str().unwrap().to_owned())
+            .collect();
+        assert!(hints.len() <= 5);
+        hints
+    };
+    let base = json!({"marketplaceIds": ["A"], "region": "NA"});
+    let mut typo = base.clone();
+    typo["pageSise"] = json!(10);
+    assert_eq!(
+        hints("search_orders", typo),
+        ["Unknown key 'pageSise': did you mean 'pageSize'?"]
+    );
+    let mut cased = base.clone();
+    cased["PageSize"] = json!(10);
+    assert_eq!(
+        hints("search_orders", cased),
+        ["Key 'PageSize' differs from the property 'pageSize' only in case: use 'pageSize'."]
+    );
+    let mut region = base.clone();
+    region["region"] = json!("eu");
+    assert_eq!(
+        hints("search_orders", region),
+        ["Use 'EU' for region: allowed values are case-sensitive."]
+    );
+    let mut region = base.clone();
+    region["region"] = json!("Mars");
+    assert_eq!(
+        hints("search_orders", region),
+        ["Set region to one of: NA, EU, FE."]
+    );
+    assert_eq!(
+        hints(
+            "search_orders",
+            json!({"marketplaceIds": ["A"], "reigon": "NA"})
+        ),
+        ["Key 'reigon' is not a property: did you mean the required 'region'?"]
+    );
+    assert_eq!(
+        hints("search_orders", json!({"marketplaceIds": ["A"]})),
+        ["Include region in the request body."]
+    );
+    let mut limit = base;
+    limit["pageSize"] = json!(1000);
+    assert_eq!(
+        hints("search_orders", limit),
+        ["Use a value at most 100 for pageSize."]
+    );
+}
+
+#[test]
+fn an_unknown_tool_is_refused_naming_it_or_forwarded_by_policy() {
+    let gate = gate();
+    let (reason, status, answer) = refused(call(&gate, "search_order", json!({})));
+    assert_eq!((reason, status), (Reason::UnknownTool, 400));
+    assert_eq!(answer["error"]["code"], -32602);
+    assert_eq!(
+        answer["error"]["message"],
+        "Unknown tool: search_order; did you mean 'search_orders'?"
+    );
+    assert_eq!(answer["id"], "c-1");
+    OfficialError::load(MODERN).check(&answer).unwrap();
+
+    let forwarding = Gate::new(GateConfig {
+        unknown_tools: Some(UnknownTools::Forward),
+        ..GateConfig::default()
+    })
+    .unwrap();
+    forwarding.set_catalog(test_catalog());
+    assert!(matches!(
+        call(&forwarding, "search_order", json!({})),
+        Verdict::Allow(_)
+    ));
+    // Without a catalog every call goes to the upstream.
+    let bare = Gate::new(GateConfig::default()).unwrap();
+    assert!(matches!(
+        call(&bare, "anything", json!({"x": 1})),
+        Verdict::Allow(_)
+    ));
+}
+
+#[test]
+fn a_broken_tool_is_refused_at_registration_while_its_neighbours_serve() {
+    let catalog = test_catalog();
+    let refused_tools: Vec<(&str, &str)> = catalog
+        .refused()
+        .iter()
+        .map(|r| (r.tool.as_str(), r.reason.as_str()))
+        .collect();
+    assert_eq!(refused_tools.len(), 3, "{refused_tools:?}");
+    assert!(refused_tools[0].0 == "broken_pattern" && refused_tools[0].1.contains("inputSchema"));
+    assert!(refused_tools[1].0 == "broken_default" && refused_tools[1].1.contains("default"));
+    assert!(refused_tools[2].0 == "broken_header" && refused_tools[2].1.contains("x-mcp-header"));
+    assert_eq!(catalog.len(), 5);
+    let gate = gate();
+    let (reason, _, _) = refused(call(&gate, "broken_default", json!({})));
+    assert_eq!(reason, Reason::UnknownTool);
+    assert!(matches!(call(&gate, "echo", json!({})), Verdict::Allow(_)));
+}
+
+#[test]
+fn a_hundred_thousand_wrong_items_give_a_bounded_answer() {
+    let gate = gate();
+    let fields: Vec<Value> = (0..100_000).map(Value::from).collect();
+    let message = tools_call(
+        json!("c-1"),
+        "get_account",
+        json!({"accountId": 1, "fields": fields}),
+    );
+    let mut headers = modern_headers(&message);
+    headers.push(("Mcp-Param-Account-Id".into(), "1".into()));
+    let body = serde_json::to_vec(&message).unwrap();
+    let Verdict::Reject(rejection) = gate.check(headers.as_slice(), &body) else {
+        panic!("allowed")
+    };
+    assert!(
+        rejection.body.len() < 8 * 1024,
+        "{} bytes",
+        rejection.body.len()
+    );
+    let answer: Value = serde_json::from_slice(&rejection.body).unwrap();
+    check_tool_answer(&answer, MODERN);
+    let envelope = &answer["result"]["structuredContent"];
+    assert_eq!(envelope["total"], 100_000);
+    assert_eq!(envelope["details"].as_array().unwrap().len(), 10);
+    assert_eq!(paths(envelope)[9], "fields[9]");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("and problems at 99990 more locations"),
+        "{text}"
+    );
+}
+
+#[test]
+fn no_answer_quotes_a_sent_value_beyond_the_echo_bound() {
+    let gate = gate();
+    let huge = "k".repeat(1 << 20);
+    let mut unknown_key = json!({"marketplaceIds": ["A"], "region": "NA"});
+    unknown_key[&huge] = json!(1);
+    let mut huge_value = json!({"marketplaceIds": ["A"], "region": "NA"});
+    huge_value["nextToken"] = json!(huge.clone());
+    for arguments in [unknown_key, huge_value] {
+        let (_, _, answer) = refused(call(&gate, "search_orders", arguments));
+        check_tool_answer(&answer, MODERN);
+        assert_no_long_run(&answer, &huge);
+    }
+    let (_, _, answer) = refused(call(&gate, &huge, json!({})));
+    assert_no_long_run(&answer, &huge);
+}
+
+/// No run of the sent text longer than the echo bound appears anywhere.
+fn assert_no_long_run(answer: &Value, sent: &str) {
+    let text = answer.to_string();
+    assert!(
+        !text.contains(&sent[..ECHO_BOUND + 1]),
+        "a sent value beyond the echo bound"
+    );
+    assert!(text.len() < 16 * 1024, "{} bytes", text.len());
+}
+
+#[test]
+fn mcp_param_headers_must_mirror_the_annotated_arguments() {
+    let gate = gate();
+    let arguments = json!({"accountId": 42, "verbose": false, "owner": {"team": "ops"}});
+    let all = [
+        ("Mcp-Param-Account-Id", "42"),
+        ("Mcp-Param-Verbose", "false"),
+        ("Mcp-Param-Team", "=?base64?b3Bz?="),
+        ("Mcp-Param-Unrelated", "anything"),
+    ];
+    assert!(matches!(
+        call_with(&gate, "get_account", arguments.clone(), &all),
+        Verdict::Allow(_)
+    ));
+    // Integers compare numerically.
+    let mut numeric = all;
+    numeric[0].1 = "42.0";
+    assert!(matches!(
+        call_with(&gate, "get_account", arguments.clone(), &numeric),
+        Verdict::Allow(_)
+    ));
+    let mismatch = |headers: &[(&str, &str)], arguments: Value| {
+        let (reason, status, answer) = refused(call_with(&gate, "get_account", arguments, headers));
+        assert_eq!(
+            (reason, status),
+            (Reason::ParamHeaderMismatch, 400),
+            "{answer}"
+        );
+        assert_eq!(answer["error"]["code"], -32020);
+        OfficialError::load(MODERN).check(&answer).unwrap();
+        answer["error"]["data"].clone()
+    };
+    assert_eq!(
+        mismatch(&all[1..], arguments.clone()),
+        json!({"header": "Mcp-Param-Account-Id", "expected": "42"})
+    );
+    let mut differs = all;
+    differs[1].1 = "true";
+    assert_eq!(
+        mismatch(&differs, arguments.clone()),
+        json!({"header": "Mcp-Param-Verbose", "expected": "false", "received": "true"})
+    );
+    let mut injected = all;
+    injected[2].1 = "ops\r\nX-Evil: 1";
+    assert_eq!(
+        mismatch(&injected, arguments.clone())["header"],
+        "Mcp-Param-Team"
+    );
+    // A header for an argument that is null or absent.
+    let null_team = json!({"accountId": 42, "verbose": false, "owner": {"team": null}});
+    assert_eq!(
+        mismatch(&all, null_team),
+        json!({"header": "Mcp-Param-Team", "received": "=?base64?b3Bz?="})
+    );
+    // The legacy lane has no such headers.
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "get_account", "arguments": {"accountId": 42}}});
+    let verdict = gate.check(
+        legacy_headers().as_slice(),
+        &serde_json::to_vec(&message).unwrap(),
+    );
+    assert!(matches!(verdict, Verdict::Allow(_)), "{verdict:?}");
+}
+
+#[test]
+fn closing_objects_is_a_registration_option() {
+    let open = Catalog::from_file(
+        &catalog_path(),
+        &CatalogOptions {
+            close_objects: false,
+        },
+    )
+    .unwrap();
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    gate.set_catalog(open);
+    let mut arguments = json!({"marketplaceIds": ["A"], "region": "NA", "colour": "red"});
+    assert!(matches!(
+        call_with(
+            &gate,
+            "search_orders",
+            arguments.clone(),
+            &[("Mcp-Param-Region", "NA")]
+        ),
+        Verdict::Allow(_)
+    ));
+    arguments["pageSize"] = json!(0);
+    assert_eq!(
+        envelope_of(call(&gate, "search_orders", arguments))["error_code"],
+        "SCHEMA_MINIMUM"
+    );
+}
+
+#[test]
+fn a_call_without_arguments_is_checked_as_an_empty_object() {
+    let gate = gate();
+    let mut message = tools_call(json!("c-1"), "search_orders", json!({}));
+    message["params"]
+        .as_object_mut()
+        .unwrap()
+        .remove("arguments");
+    let body = serde_json::to_vec(&message).unwrap();
+    let envelope = envelope_of(gate.check(modern_headers(&message).as_slice(), &body));
+    assert_eq!(paths(&envelope), ["marketplaceIds", "region"]);
+    let mut message = tools_call(json!("c-1"), "echo", json!({}));
+    message["params"]
+        .as_object_mut()
+        .unwrap()
+        .remove("arguments");
+    let body = serde_json::to_vec(&message).unwrap();
+    assert!(matches!(
+        gate.check(modern_headers(&message).as_slice(), &body),
+        Verdict::Allow(_)
+    ));
+}
+
+#[test]
+fn the_legacy_lane_gets_the_dialect_of_its_revision() {
+    let gate = gate();
+    let message = json!({"jsonrpc": "2.0", "id": "c-1", "method": "tools/call",
+        "params": {"name": "search_orders", "arguments": {"region": "NA"}}});
+    let verdict = gate.check(
+        legacy_headers().as_slice(),
+        &serde_json::to_vec(&message).unwrap(),
+    );
+    let (reason, _, answer) = refused(verdict);
+    assert_eq!(reason, Reason::InvalidArguments);
+    assert!(answer["result"].get("resultType").is_none());
+    check_tool_answer(&answer, "2025-11-25");
+}
+
+#[test]
+fn a_catalog_swapped_in_serves_the_next_call() {
+    let gate = gate();
+    assert!(matches!(call(&gate, "echo", json!({})), Verdict::Allow(_)));
+    let catalog = Catalog::from_json(
+        &json!([{"name": "echo", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}}]),
+        CatalogSource::Upstream,
+        &CatalogOptions::default(),
+    )
+    .unwrap();
+    gate.set_catalog(catalog);
+    assert_eq!(
+        envelope_of(call(&gate, "echo", json!({})))["error_code"],
+        "SCHEMA_REQUIRED"
+    );
+    let (reason, _, _) = refused(call(&gate, "search_orders", valid_order_search()));
+    assert_eq!(reason, Reason::UnknownTool);
+}
