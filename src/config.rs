@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use serde::Deserialize;
 
-use crate::gate::GateConfig;
+use crate::gate::{GateConfig, UnknownTools};
 use crate::protocol::Revision;
 use crate::server::{IoDriver, ServerConfig};
 use crate::service::wire::WirePolicy;
@@ -41,6 +41,13 @@ pub struct ServeArgs {
     /// Comma-separated bearer tokens; none: no auth.
     #[arg(long, env = "MCPGATE_BEARER_TOKENS", hide_env_values = true)]
     pub bearer_tokens: Option<String>,
+    /// Tool catalog: a `tools/list` result or an array of Tool objects.
+    #[arg(long, env = "MCPGATE_CATALOG")]
+    pub catalog: Option<PathBuf>,
+    /// A call of a tool the catalog lacks: `reject` or `forward`
+    /// [default: reject with a catalog, forward without].
+    #[arg(long, env = "MCPGATE_UNKNOWN_TOOLS")]
+    pub unknown_tools: Option<String>,
 }
 
 /// The TOML file's keys.
@@ -61,6 +68,9 @@ pub struct FileSettings {
     pub allowed_origins: Option<Vec<String>>,
     pub bearer_tokens: Option<Vec<String>>,
     pub revisions: Option<Vec<String>>,
+    pub catalog: Option<PathBuf>,
+    pub unknown_tools: Option<String>,
+    pub close_tool_schemas: Option<bool>,
 }
 
 /// Everything `serve` runs with.
@@ -70,6 +80,8 @@ pub struct Settings {
     pub gate: GateConfig,
     pub endpoint: String,
     pub wire: WirePolicy,
+    /// The tool catalog file, loaded at start.
+    pub catalog: Option<PathBuf>,
 }
 
 /// A setting that cannot be used, by key.
@@ -244,6 +256,17 @@ impl Settings {
                 return Err(error("revisions", "must name at least one revision"));
             }
         }
+        if let Some(policy) = args.unknown_tools.clone().or(file.unknown_tools) {
+            gate.unknown_tools = Some(
+                policy
+                    .parse::<UnknownTools>()
+                    .map_err(|e| error("unknown_tools", e))?,
+            );
+        }
+        if let Some(close) = file.close_tool_schemas {
+            gate.catalog.close_objects = close;
+        }
+        let catalog = args.catalog.clone().or(file.catalog);
         let endpoint = args
             .endpoint
             .clone()
@@ -274,6 +297,7 @@ impl Settings {
             gate,
             endpoint,
             wire,
+            catalog,
         })
     }
 }
@@ -342,6 +366,11 @@ mod tests {
                 ServeArgs::default(),
                 "read_timeout_ms = 0",
                 "read_timeout_ms",
+            ),
+            (
+                ServeArgs::default(),
+                "unknown_tools = \"drop\"",
+                "unknown_tools",
             ),
         ] {
             let error = Settings::build(&args, file(file_text)).unwrap_err();

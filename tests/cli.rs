@@ -131,3 +131,82 @@ fn without_a_revision_the_message_is_checked_on_the_legacy_default() {
     let (code, stdout, _) = run(&["check", "--format", "ndjson"], &format!("{ping}\n"));
     assert_eq!(code, 0, "{stdout}");
 }
+
+fn catalog_arg() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/catalog/tools.json").to_owned()
+}
+
+fn search_orders(id: u32, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}},
+        "name": "search_orders", "arguments": arguments}})
+    .to_string()
+}
+
+#[test]
+fn with_a_catalog_wrong_arguments_get_the_tool_dialect_answer() {
+    let catalog = catalog_arg();
+    let stdin = format!(
+        "{}\n{}\n",
+        search_orders(1, json!({"marketplaceIds": ["A"], "region": "EU"})),
+        search_orders(
+            2,
+            json!({"marketplaceIds": ["A"], "region": "EU", "pageSise": 5})
+        )
+    );
+    let (code, out, err) = run(
+        &[
+            "check",
+            "--revision",
+            "2026-07-28",
+            "--catalog",
+            &catalog,
+            "--format",
+            "ndjson",
+        ],
+        &stdin,
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The first is allowed: its Mcp-Param-Region header is filled from the
+    // catalog's annotation, as a client sends it.
+    assert_eq!(lines[0]["verdict"], "allow");
+    assert_eq!(lines[1]["verdict"], "reject");
+    assert_eq!(lines[1]["status"], 200);
+    assert_eq!(lines[1]["reason"], "invalid_arguments");
+    let envelope = &lines[1]["body"]["result"]["structuredContent"];
+    assert_eq!(envelope["error_code"], "SCHEMA_ADDITIONAL_PROPERTIES");
+    assert_eq!(
+        envelope["hints"][0],
+        "Unknown key 'pageSise': did you mean 'pageSize'?"
+    );
+    // The broken tools of the catalog are named on standard error.
+    assert_eq!(err.matches("refused at registration").count(), 3, "{err}");
+
+    let (code, out, _) = run(
+        &["check", "--revision", "2026-07-28", "--catalog", &catalog],
+        &search_orders(3, json!({"region": "EU"})),
+    );
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("reject — 200 value/invalid_arguments: Invalid arguments for tool 'search_orders': missing required property 'marketplaceIds' at marketplaceIds"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Hint: Include marketplaceIds in the request body."),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_catalog_that_is_not_one_is_a_usage_error() {
+    assert_eq!(
+        run(&["check", "--catalog", "/no/such/catalog.json"], "").0,
+        2
+    );
+    assert_eq!(run(&["check", "--unknown-tools", "drop"], "").0, 2);
+}

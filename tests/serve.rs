@@ -10,7 +10,7 @@ mod support;
 use std::io::Write;
 use std::time::Duration;
 
-use mcpgate::reject::{Reason, TABLE};
+use mcpgate::reject::{Dialect, Reason, TABLE};
 use process::{CLIENT_HEADERS, Server, post, read_answer};
 use serde_json::json;
 use support::*;
@@ -28,6 +28,8 @@ fn start() -> Server {
         TOKEN,
         "--body-limit",
         &BODY_LIMIT.to_string(),
+        "--catalog",
+        catalog_path().to_str().unwrap(),
     ])
 }
 
@@ -134,12 +136,16 @@ fn every_rejection_row_is_reachable_over_http_and_counted_once() {
             String::from_utf8_lossy(&answer.body)
         );
         let body = answer.json();
-        assert_eq!(
-            body["error"]["code"],
-            json!(row.condition.code()),
-            "{:?}",
-            row.reason
-        );
+        if row.dialect == Dialect::Tool {
+            assert_eq!(body["result"]["isError"], json!(true), "{:?}", row.reason);
+        } else {
+            assert_eq!(
+                body["error"]["code"],
+                json!(row.condition.code()),
+                "{:?}",
+                row.reason
+            );
+        }
         assert_eq!(body["id"], id, "{:?}", row.reason);
         if row.reason == Reason::Unauthorized {
             assert!(
@@ -162,6 +168,32 @@ fn every_rejection_row_is_reachable_over_http_and_counted_once() {
             );
         }
     }
+}
+
+#[test]
+fn metrics_count_the_catalogs_registered_and_refused_tools() {
+    let server = start();
+    assert_eq!(
+        server.metric("mcpgate_catalog_tools{state=\"registered\"}"),
+        5
+    );
+    assert_eq!(server.metric("mcpgate_catalog_tools{state=\"refused\"}"), 3);
+}
+
+#[test]
+fn a_catalog_that_cannot_be_read_stops_the_start_naming_the_key() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--catalog",
+            "/no/such/tools.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("`catalog`"));
 }
 
 #[test]

@@ -9,9 +9,10 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use crate::catalog::{Catalog, CatalogOptions};
 use crate::gate::binding::name_member;
 use crate::gate::headers::names;
-use crate::gate::{Gate, GateConfig, Verdict};
+use crate::gate::{Gate, GateConfig, UnknownTools, Verdict};
 use crate::protocol::{Lane, Revision};
 
 #[derive(Args, Debug)]
@@ -25,6 +26,14 @@ pub struct CheckArgs {
     /// A request header, `Name: value`; repeatable.
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
+    /// Tool catalog (a `tools/list` result or an array of Tool objects):
+    /// `tools/call` arguments are checked against it.
+    #[arg(long)]
+    pub catalog: Option<PathBuf>,
+    /// A call of a tool the catalog lacks: `reject` or `forward`
+    /// [default: reject with a catalog, allow without].
+    #[arg(long)]
+    pub unknown_tools: Option<String>,
     /// `ndjson`: one JSON object per input. Default: a readable report.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
@@ -75,7 +84,26 @@ fn run_inner(args: CheckArgs) -> Result<bool, String> {
         ));
     }
     let fill_mirrors = revision.is_some_and(|r| r.lane() == Lane::Modern);
-    let gate = Gate::new(GateConfig::default()).map_err(|e| e.to_string())?;
+    let mut config = GateConfig::default();
+    if let Some(policy) = &args.unknown_tools {
+        config.unknown_tools = Some(
+            policy
+                .parse::<UnknownTools>()
+                .map_err(|e| format!("--unknown-tools: {e}"))?,
+        );
+    }
+    let gate = Gate::new(config).map_err(|e| e.to_string())?;
+    if let Some(path) = &args.catalog {
+        let catalog = Catalog::from_file(path, &CatalogOptions::default())
+            .map_err(|e| format!("--catalog: {e}"))?;
+        for refused in catalog.refused() {
+            eprintln!(
+                "mcpgate check: tool {} refused at registration: {}",
+                refused.tool, refused.reason
+            );
+        }
+        gate.set_catalog(catalog);
+    }
 
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
     let stdin_requested =
@@ -105,7 +133,7 @@ fn run_inner(args: CheckArgs) -> Result<bool, String> {
     for (name, body) in &inputs {
         let mut message_headers = headers.clone();
         if fill_mirrors {
-            add_mirror_headers(&mut message_headers, body);
+            add_mirror_headers(&mut message_headers, body, &gate.catalog());
         }
         let verdict = gate.check(message_headers.as_slice(), body);
         all_allowed &= matches!(verdict, Verdict::Allow(_));
@@ -118,9 +146,9 @@ fn run_inner(args: CheckArgs) -> Result<bool, String> {
     Ok(all_allowed)
 }
 
-/// `Mcp-Method` and `Mcp-Name` as a 2026-07-28 client sends them, where
-/// the caller did not give them.
-fn add_mirror_headers(headers: &mut Vec<(String, Vec<u8>)>, body: &[u8]) {
+/// `Mcp-Method`, `Mcp-Name` and the catalog's `Mcp-Param-*` as a
+/// 2026-07-28 client sends them, where the caller did not give them.
+fn add_mirror_headers(headers: &mut Vec<(String, Vec<u8>)>, body: &[u8], catalog: &Catalog) {
     let Ok(serde_json::Value::Object(message)) = serde_json::from_slice::<serde_json::Value>(body)
     else {
         return;
@@ -138,17 +166,43 @@ fn add_mirror_headers(headers: &mut Vec<(String, Vec<u8>)>, body: &[u8]) {
     if let Some(value) = value
         && !has(headers, names::NAME)
     {
-        let encoded = if value.bytes().all(|b| (b' '..=b'~').contains(&b)) {
-            value.as_bytes().to_vec()
-        } else {
-            use base64::Engine as _;
-            format!(
-                "=?base64?{}?=",
-                base64::engine::general_purpose::STANDARD.encode(value)
+        headers.push((names::NAME.to_owned(), header_value(value)));
+    }
+    let tool = (method == "tools/call")
+        .then(|| value.and_then(|name| catalog.get(name)))
+        .flatten();
+    for param in tool.map(|t| t.header_params.as_slice()).unwrap_or_default() {
+        let argument = param
+            .path
+            .iter()
+            .try_fold(
+                message.get("params").and_then(|p| p.get("arguments")),
+                |v, key| Some(v?.get(key)),
             )
-            .into_bytes()
+            .flatten();
+        let text = match argument {
+            None | Some(serde_json::Value::Null) => continue,
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
         };
-        headers.push((names::NAME.to_owned(), encoded));
+        if !has(headers, &param.header) {
+            headers.push((param.header.clone(), header_value(&text)));
+        }
+    }
+}
+
+/// A header value as a client writes it: as is when it is plain visible
+/// ASCII, else in the base64 sentinel.
+fn header_value(value: &str) -> Vec<u8> {
+    if value.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+        value.as_bytes().to_vec()
+    } else {
+        use base64::Engine as _;
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value)
+        )
+        .into_bytes()
     }
 }
 
@@ -191,14 +245,24 @@ fn write_report(out: &mut impl Write, name: &str, verdict: &Verdict<'_>) -> std:
         Verdict::Reject(rejection) => {
             let body: serde_json::Value =
                 serde_json::from_slice(&rejection.body).unwrap_or_default();
+            // A JSON-RPC error's message, or a tool-dialect answer's text
+            // (its summary, then one line per problem and hint).
+            let text = body["error"]["message"]
+                .as_str()
+                .or_else(|| body["result"]["content"][0]["text"].as_str())
+                .unwrap_or_default();
+            let mut lines = text.lines();
             writeln!(
                 out,
                 "{name}: reject — {} {}/{}: {}",
                 rejection.status,
                 rejection.rejecter().as_str(),
                 rejection.row().name,
-                body["error"]["message"].as_str().unwrap_or_default()
+                lines.next().unwrap_or_default()
             )?;
+            for line in lines {
+                writeln!(out, "    {}", line.trim_start_matches("- "))?;
+            }
             if let Some(errors) = body["error"]["data"]["errors"].as_array() {
                 for location in errors {
                     let path = location["path"].as_str().unwrap_or_default();

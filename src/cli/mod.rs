@@ -71,6 +71,23 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Some(path) = &settings.catalog {
+        match crate::catalog::Catalog::from_file(path, &settings.gate.catalog) {
+            Ok(catalog) => {
+                tracing::info!(
+                    target: "mcpgate::catalog",
+                    tools = catalog.len(),
+                    refused = catalog.refused().len(),
+                    "catalog loaded"
+                );
+                gate.set_catalog(catalog);
+            }
+            Err(error) => {
+                eprintln!("mcpgate serve: config key `catalog`: {error}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let service = Arc::new(crate::service::McpService {
         gate,
         endpoint: settings.endpoint.clone(),

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::catalog::Catalog;
 use crate::gate::classify::Kind;
 use crate::protocol::Lane;
 use crate::reject::Rejections;
@@ -100,7 +101,7 @@ impl Metrics {
     }
 
     /// The exposition text (`text/plain; version=0.0.4`).
-    pub fn render(&self, rejections: &Rejections) -> String {
+    pub fn render(&self, rejections: &Rejections, catalog: &Catalog) -> String {
         let mut out = String::with_capacity(4096);
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         out.push_str("# HELP mcpgate_allowed_total MCP messages let through, by lane and kind.\n");
@@ -161,6 +162,20 @@ impl Metrics {
             out,
             "mcpgate_open_connections {}",
             load(&self.open_connections)
+        );
+        out.push_str(
+            "# HELP mcpgate_catalog_tools Tools of the catalog in service: registered, or refused at registration.\n",
+        );
+        out.push_str("# TYPE mcpgate_catalog_tools gauge\n");
+        let _ = writeln!(
+            out,
+            "mcpgate_catalog_tools{{state=\"registered\"}} {}",
+            catalog.len()
+        );
+        let _ = writeln!(
+            out,
+            "mcpgate_catalog_tools{{state=\"refused\"}} {}",
+            catalog.refused().len()
         );
         out.push_str("# HELP mcpgate_bytes_in_total Bytes read from clients.\n");
         out.push_str("# TYPE mcpgate_bytes_in_total counter\n");
