@@ -2,14 +2,19 @@
 //! tape, duplicate keys, classify, lane, header binding, dispatch,
 //! schema); `serde_jsonschema` is the baseline a user would write —
 //! `serde_json::from_slice` plus `jsonschema` with the same root.
+//! `gate/tools-call/<tool>/<op>` adds the value gate: the tool's closed
+//! input root from the project's test catalog, beside the baseline that
+//! validates the message and then its arguments with the same two roots.
 
 #[path = "../tests/support/bodies.rs"]
 mod bodies;
 
 use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
+use mcpgate::catalog::{Catalog, CatalogOptions};
 use mcpgate::gate::parse::{ParseLimits, Parser, TapeJson};
 use mcpgate::gate::{Gate, GateConfig, Scratch, Verdict};
 use mcpgate::protocol::{RootKind, SchemaDocument, compile_root, compile_root_for};
+use serde_json::json;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -99,5 +104,92 @@ fn invalid(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, valid_calls, invalid);
+/// A 2026-07-28 `tools/call` of `tool` and the headers a client sends.
+fn tool_call(tool: &str, arguments: serde_json::Value) -> (Vec<(String, String)>, Vec<u8>) {
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}},
+        "name": tool, "arguments": arguments}});
+    let mut headers = vec![
+        ("MCP-Protocol-Version".to_owned(), "2026-07-28".to_owned()),
+        ("Mcp-Method".to_owned(), "tools/call".to_owned()),
+        ("Mcp-Name".to_owned(), tool.to_owned()),
+    ];
+    if let Some(region) = message["params"]["arguments"]["region"].as_str() {
+        headers.push(("Mcp-Param-Region".to_owned(), region.to_owned()));
+    }
+    (headers, serde_json::to_vec(&message).unwrap())
+}
+
+fn tools_call_values(c: &mut Criterion) {
+    let catalog_path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/catalog/tools.json");
+    let catalog = Catalog::from_file(
+        std::path::Path::new(catalog_path),
+        &CatalogOptions::default(),
+    )
+    .unwrap();
+    let input = catalog.get("search_orders").unwrap().schema.clone();
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    gate.set_catalog(catalog);
+    let mut scratch = Scratch::default();
+    let document = SchemaDocument::Mcp2026_07_28.parse();
+    let message_root = compile_root(&document, &RootKind::Request("tools/call").key()).unwrap();
+    let arguments_root = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(&input)
+        .unwrap();
+    // Ten properties, two levels: the 10-property nested tool.
+    let valid = json!({
+        "marketplaceIds": ["ATVPDKIKX0DER", "A2EUQ1WTGCTBG2"],
+        "region": "NA",
+        "createdAfter": "2026-01-01T00:00:00Z",
+        "createdBefore": "2026-02-01T00:00:00Z",
+        "statuses": ["Pending", "Shipped"],
+        "buyerEmail": "buyer@example.com",
+        "filters": {"minTotal": 10.5, "currency": "USD", "fulfillment": "AFN"},
+        "pageSize": 50,
+        "nextToken": "abc",
+        "includeItems": true
+    });
+    let mut invalid = valid.clone();
+    invalid["pageSize"] = json!("fifty");
+    invalid["filters"]["currency"] = json!("usd");
+    invalid["colour"] = json!("red");
+    let mut group = c.benchmark_group("gate/tools-call/search_orders");
+    for (op, arguments, allowed) in [("valid", valid, true), ("invalid", invalid, false)] {
+        let (headers, body) = tool_call("search_orders", arguments);
+        let verdict = gate.check_with(&mut scratch, headers.as_slice(), &body);
+        assert_eq!(matches!(verdict, Verdict::Allow(_)), allowed, "{verdict:?}");
+        group.bench_function(format!("check_{op}"), |b| {
+            b.iter(|| {
+                matches!(
+                    gate.check_with(&mut scratch, headers.as_slice(), black_box(&body)),
+                    Verdict::Allow(_)
+                )
+            })
+        });
+        // What a user would write: parse, validate the message, validate
+        // the arguments, and on a refusal collect the errors to answer.
+        group.bench_function(format!("serde_jsonschema_{op}"), |b| {
+            b.iter(|| {
+                let value: serde_json::Value = serde_json::from_slice(black_box(&body)).unwrap();
+                if !message_root.is_valid(&value) {
+                    return 0;
+                }
+                let arguments = &value["params"]["arguments"];
+                if arguments_root.is_valid(arguments) {
+                    return 1;
+                }
+                arguments_root
+                    .iter_errors(arguments)
+                    .map(|e| e.to_string().len())
+                    .sum::<usize>()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, valid_calls, invalid, tools_call_values);
 criterion_main!(benches);

@@ -5,6 +5,7 @@
 //! the rest of the catalog stays in service.
 
 pub mod close;
+pub mod fetch;
 pub mod header_params;
 mod register;
 pub mod subschemas;
@@ -179,6 +180,26 @@ impl Catalog {
     pub fn source(&self) -> Option<CatalogSource> {
         self.source
     }
+}
+
+/// How often the upstream's catalog is asked for again: its `ttlMs`, held
+/// between these bounds; without one, [`DEFAULT_REFRESH`].
+pub const MIN_REFRESH: std::time::Duration = std::time::Duration::from_secs(5);
+pub const MAX_REFRESH: std::time::Duration = std::time::Duration::from_secs(3600);
+pub const DEFAULT_REFRESH: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The upstream's catalog, registered, and when to ask again.
+pub fn learn(
+    endpoint: &fetch::Endpoint,
+    options: &CatalogOptions,
+    timeout: std::time::Duration,
+) -> Result<(Catalog, std::time::Duration), String> {
+    let listed = fetch::list_tools(endpoint, timeout)?;
+    let catalog = Catalog::register(&listed.tools, CatalogSource::Upstream, options);
+    let next = listed
+        .ttl
+        .map_or(DEFAULT_REFRESH, |ttl| ttl.clamp(MIN_REFRESH, MAX_REFRESH));
+    Ok((catalog, next))
 }
 
 /// The Tool array of a catalog document.

@@ -1,0 +1,383 @@
+//! Learning the catalog from the upstream (DESIGN.md §7): its `tools/list`,
+//! every page (`nextCursor`), off the request path. A plain blocking
+//! HTTP/1.1 exchange per page (`Connection: close`), answers read as JSON
+//! or as an SSE stream. The 2026-07-28 lane is asked first; an upstream
+//! that refuses it is asked on the 2025-11-25 lane (initialize, session,
+//! `tools/list`, session deleted).
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// The largest answer read (bytes).
+pub const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+/// Pages followed at most.
+pub const MAX_PAGES: usize = 100;
+
+/// Where the upstream's MCP endpoint is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    /// `host:port`, as connected to and sent in `Host`.
+    pub authority: String,
+    pub path: String,
+}
+
+impl Endpoint {
+    /// An `http://host:port/path` URL (port 80 when absent).
+    pub fn parse(url: &str) -> Result<Endpoint, String> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("{url:?} is not an http:// URL"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if authority.is_empty() || authority.contains('@') || path.contains(['#', ' ']) {
+            return Err(format!("{url:?} is not an http://host:port/path URL"));
+        }
+        let authority = if authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+        {
+            authority.to_owned()
+        } else if authority.contains(':') && !authority.ends_with(']') {
+            return Err(format!("{url:?} has a port that is not a number"));
+        } else {
+            format!("{authority}:80")
+        };
+        Ok(Endpoint {
+            authority,
+            path: path.to_owned(),
+        })
+    }
+}
+
+/// What the upstream listed.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub tools: Vec<Value>,
+    /// The `ttlMs` of the last page, if it gave one.
+    pub ttl: Option<Duration>,
+    /// The revision the list was asked on.
+    pub revision: &'static str,
+}
+
+/// The upstream's whole tool list.
+pub fn list_tools(endpoint: &Endpoint, timeout: Duration) -> Result<Listed, String> {
+    match list_modern(endpoint, timeout) {
+        Ok(listed) => Ok(listed),
+        Err(modern) => list_legacy(endpoint, timeout)
+            .map_err(|legacy| format!("2026-07-28: {modern}; 2025-11-25: {legacy}")),
+    }
+}
+
+fn list_modern(endpoint: &Endpoint, timeout: Duration) -> Result<Listed, String> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for page in 0..MAX_PAGES {
+        let mut params = json!({"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "mcpgate", "version": env!("CARGO_PKG_VERSION")}
+        }});
+        if let Some(cursor) = &cursor {
+            params["cursor"] = json!(cursor);
+        }
+        let id = page as u64 + 1;
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params});
+        let answer = exchange(
+            endpoint,
+            "POST",
+            &[
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "tools/list"),
+            ],
+            Some(&body),
+            timeout,
+        )?;
+        let result = answer.result(id)?;
+        collect_page(&result, &mut tools, &mut cursor)?;
+        if cursor.is_none() {
+            let ttl = result
+                .get("ttlMs")
+                .and_then(Value::as_u64)
+                .map(Duration::from_millis);
+            return Ok(Listed {
+                tools,
+                ttl,
+                revision: "2026-07-28",
+            });
+        }
+    }
+    Err(format!("more than {MAX_PAGES} pages"))
+}
+
+fn list_legacy(endpoint: &Endpoint, timeout: Duration) -> Result<Listed, String> {
+    const REVISION: &str = "2025-11-25";
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": REVISION, "capabilities": {},
+        "clientInfo": {"name": "mcpgate", "version": env!("CARGO_PKG_VERSION")}}});
+    let answer = exchange(endpoint, "POST", &[], Some(&initialize), timeout)?;
+    answer.result(1)?;
+    let session = answer.header("mcp-session-id").map(str::to_owned);
+    let mut headers: Vec<(&str, &str)> = vec![("MCP-Protocol-Version", REVISION)];
+    if let Some(session) = &session {
+        headers.push(("Mcp-Session-Id", session));
+    }
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    exchange(endpoint, "POST", &headers, Some(&initialized), timeout)?;
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let outcome = (|| {
+        for page in 0..MAX_PAGES {
+            let id = page as u64 + 2;
+            let mut body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+            if let Some(cursor) = &cursor {
+                body["params"] = json!({"cursor": cursor});
+            }
+            let result = exchange(endpoint, "POST", &headers, Some(&body), timeout)?.result(id)?;
+            collect_page(&result, &mut tools, &mut cursor)?;
+            if cursor.is_none() {
+                return Ok(());
+            }
+        }
+        Err(format!("more than {MAX_PAGES} pages"))
+    })();
+    if session.is_some() {
+        // The session is ours to end; a failure here changes nothing.
+        let _ = exchange(endpoint, "DELETE", &headers, None, timeout);
+    }
+    outcome.map(|()| Listed {
+        tools,
+        ttl: None,
+        revision: REVISION,
+    })
+}
+
+fn collect_page(
+    result: &Value,
+    tools: &mut Vec<Value>,
+    cursor: &mut Option<String>,
+) -> Result<(), String> {
+    let page = result
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or("the result has no tools array")?;
+    tools.extend(page.iter().cloned());
+    *cursor = result
+        .get("nextCursor")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok(())
+}
+
+/// One answer, read whole.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The `result` of the JSON-RPC answer with `id`, from a JSON body or
+    /// the SSE stream's `data:` messages.
+    fn result(&self, id: u64) -> Result<Value, String> {
+        if !(200..300).contains(&self.status) {
+            return Err(format!("HTTP {}", self.status));
+        }
+        let sse = self
+            .header("content-type")
+            .is_some_and(|t| t.starts_with("text/event-stream"));
+        let messages: Vec<Value> = if sse {
+            sse_data(&self.body)
+                .filter_map(|data| serde_json::from_str(&data).ok())
+                .collect()
+        } else {
+            vec![serde_json::from_slice(&self.body).map_err(|e| format!("not JSON: {e}"))?]
+        };
+        let answer = messages
+            .into_iter()
+            .find(|m| m.get("id") == Some(&json!(id)))
+            .ok_or("no answer to the request")?;
+        if let Some(error) = answer.get("error") {
+            return Err(format!(
+                "JSON-RPC error {}",
+                error.get("code").unwrap_or(&Value::Null)
+            ));
+        }
+        answer
+            .get("result")
+            .cloned()
+            .ok_or_else(|| "an answer without result".to_owned())
+    }
+}
+
+/// The `data` of each event of an SSE stream (lines joined with `\n`).
+fn sse_data(body: &[u8]) -> impl Iterator<Item = String> + '_ {
+    let text = String::from_utf8_lossy(body).replace("\r\n", "\n");
+    text.split("\n\n")
+        .map(|event| {
+            event
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(|data| data.strip_prefix(' ').unwrap_or(data))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .filter(|data| !data.is_empty())
+        .collect::<Vec<_>>()
+        .into_iter()
+}
+
+fn exchange(
+    endpoint: &Endpoint,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+    timeout: Duration,
+) -> Result<Answer, String> {
+    let address = endpoint
+        .authority
+        .to_socket_addrs()
+        .map_err(|e| format!("{}: {e}", endpoint.authority))?
+        .next()
+        .ok_or_else(|| format!("{}: no address", endpoint.authority))?;
+    let mut stream =
+        TcpStream::connect_timeout(&address, timeout).map_err(|e| format!("connect: {e}"))?;
+    stream.set_read_timeout(Some(timeout)).ok();
+    stream.set_write_timeout(Some(timeout)).ok();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let mut request = format!(
+        "{method} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\n",
+        endpoint.path, endpoint.authority
+    );
+    if method == "POST" {
+        request.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| format!("send: {e}"))?;
+    let mut raw = Vec::new();
+    stream
+        .take(MAX_ANSWER_BYTES as u64 + 1)
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("read: {e}"))?;
+    if raw.len() > MAX_ANSWER_BYTES {
+        return Err(format!("answer over {MAX_ANSWER_BYTES} bytes"));
+    }
+    parse_answer(&raw)
+}
+
+fn parse_answer(raw: &[u8]) -> Result<Answer, String> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut response = httparse::Response::new(&mut headers);
+    let head_len = match response.parse(raw) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Err("an incomplete answer".into()),
+        Err(e) => return Err(format!("not HTTP: {e}")),
+    };
+    let status = response.code.unwrap_or_default();
+    let headers: Vec<(String, String)> = response
+        .headers
+        .iter()
+        .map(|h| {
+            (
+                h.name.to_owned(),
+                String::from_utf8_lossy(h.value).trim().to_owned(),
+            )
+        })
+        .collect();
+    let rest = &raw[head_len..];
+    let chunked = headers.iter().any(|(n, v)| {
+        n.eq_ignore_ascii_case("transfer-encoding") && v.to_ascii_lowercase().contains("chunked")
+    });
+    let body = if chunked {
+        dechunk(rest)?
+    } else {
+        rest.to_vec()
+    };
+    Ok(Answer {
+        status,
+        headers,
+        body,
+    })
+}
+
+fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = rest
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or("a chunk size line without its end")?;
+        let size_text = std::str::from_utf8(&rest[..line_end]).map_err(|_| "a bad chunk size")?;
+        let size_text = size_text.split(';').next().unwrap_or_default().trim();
+        let size = usize::from_str_radix(size_text, 16).map_err(|_| "a bad chunk size")?;
+        rest = &rest[line_end + 2..];
+        if size == 0 {
+            return Ok(body);
+        }
+        if rest.len() < size {
+            return Err("a chunk shorter than its size".into());
+        }
+        body.extend_from_slice(&rest[..size]);
+        rest = rest.get(size + 2..).unwrap_or_default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_host_port_and_path() {
+        assert_eq!(
+            Endpoint::parse("http://127.0.0.1:3001/mcp").unwrap(),
+            Endpoint {
+                authority: "127.0.0.1:3001".into(),
+                path: "/mcp".into()
+            }
+        );
+        assert_eq!(
+            Endpoint::parse("http://localhost").unwrap().authority,
+            "localhost:80"
+        );
+        assert!(Endpoint::parse("https://x/mcp").is_err());
+        assert!(Endpoint::parse("http://x:abc/mcp").is_err());
+    }
+
+    #[test]
+    fn an_sse_answer_gives_its_data_messages() {
+        let mut raw =
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                .to_vec();
+        for chunk in [
+            "id: 1\ndata: \n\n",
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,",
+            "\"result\":{\"tools\":[]}}\n\n",
+        ] {
+            raw.extend_from_slice(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes());
+        }
+        raw.extend_from_slice(b"0\r\n\r\n");
+        let answer = parse_answer(&raw).unwrap();
+        assert_eq!(answer.result(2).unwrap(), json!({"tools": []}));
+        assert!(answer.result(3).is_err());
+    }
+}
