@@ -8,6 +8,7 @@
 //
 // OPs, run in order:
 //   list                        {"op":"list","tools":[names...]}
+//   tools                       {"op":"tools","tools":[the full tool definitions]}
 //   call:NAME:JSON              {"op":"call","name":..,"result":{..}} or
 //                               {"op":"call","name":..,"error":{"code","message","data","status"}}
 //   add-many:N                  N calls of `add` {a:i, b:1000}; one line per
@@ -90,6 +91,9 @@ async function main() {
         if (op === 'list') {
             const { tools } = await client.listTools();
             print({ op: 'list', tools: tools.map(t => t.name) });
+        } else if (op === 'tools') {
+            const { tools } = await client.listTools();
+            print({ op: 'tools', tools });
         } else if (op === 'session') {
             print({ op: 'session', id: transport.sessionId ?? null });
         } else if (op.startsWith('call:')) {

@@ -28,7 +28,16 @@
 // calls (test_*), so that it has something to check.
 
 import { createServer } from 'node:http';
-import { createMcpHandler, fromJsonSchema, McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
+import {
+    completable,
+    createMcpHandler,
+    createRequestStateCodec,
+    fromJsonSchema,
+    inputRequired,
+    McpServer,
+    ResourceTemplate
+} from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { localhostHostValidation, localhostOriginValidation, toNodeHandler } from '@modelcontextprotocol/node';
 
 const HOST = '127.0.0.1';
@@ -148,6 +157,12 @@ const EMPTY = { type: 'object', properties: {} };
 
 const text = value => ({ type: 'text', text: value });
 
+// Multi-round-trip state (2026-07-28 input_required results), HMAC-signed so
+// that a tampered state is refused (-32602) before a handler runs.
+const stateCodec = createRequestStateCodec({ key: 'mcpgate-e2e-upstream: request state key, test only' });
+
+const NAME_SCHEMA = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+
 // A 1x1 PNG and a minimal WAV, for the conformance fixtures.
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
@@ -157,7 +172,10 @@ const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
 function buildServer() {
     const server = new McpServer(
         { name: 'mcpgate-e2e-upstream', version: '1.0.0' },
-        { capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} } }
+        {
+            capabilities: { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true }, completions: {} },
+            requestState: { verify: (state, ctx) => stateCodec.verify(state, ctx) }
+        }
     );
 
     server.registerTool(
@@ -304,11 +322,10 @@ function buildServer() {
     server.registerPrompt(
         'test_prompt_with_arguments',
         {
-            description: 'A prompt with arguments.',
-            argsSchema: fromJsonSchema({
-                type: 'object',
-                properties: { arg1: { type: 'string' }, arg2: { type: 'string' } },
-                required: ['arg1', 'arg2']
+            description: 'A prompt with arguments (arg1 completes).',
+            argsSchema: z.object({
+                arg1: completable(z.string(), value => ['paris', 'park', 'parse'].filter(v => v.startsWith(value ?? ''))),
+                arg2: z.string()
             })
         },
         async ({ arg1, arg2 }) => ({
@@ -341,6 +358,181 @@ function buildServer() {
             { role: 'user', content: text('Please analyze the image above.') }
         ]
     }));
+
+    // Conformance fixtures of the 2026-07-28 stateless and input_required
+    // (multi-round-trip) scenarios.
+    const clientCapabilities = ctx => ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientCapabilities'] ?? {};
+    const tool = (name, handler) =>
+        server.registerTool(name, { description: `Conformance fixture ${name}.`, inputSchema: fromJsonSchema(EMPTY) }, handler);
+    const ask = {
+        user_name: () => inputRequired.elicit({ message: 'What is your name?', requestedSchema: NAME_SCHEMA }),
+        capital_question: () =>
+            inputRequired.createMessage({
+                messages: [{ role: 'user', content: { type: 'text', text: 'What is the capital of France?' } }],
+                maxTokens: 100
+            }),
+        client_roots: () => inputRequired.listRoots()
+    };
+    // Asking for sampling input from a client that did not declare it: the
+    // SDK answers -32021 (HTTP 400) itself.
+    tool('test_missing_capability', async (_args, ctx) => {
+        if (clientCapabilities(ctx).sampling && ctx.mcpReq.inputResponses?.capital_question) {
+            return { content: [text('sampling declared')] };
+        }
+        return inputRequired({ inputRequests: { capital_question: ask.capital_question() } });
+    });
+    tool('test_streaming_elicitation', async (_args, ctx) => {
+        if (ctx.mcpReq.inputResponses?.confirm) return { content: [text('confirmed')] };
+        return inputRequired({
+            inputRequests: {
+                confirm: inputRequired.elicit({
+                    message: 'Continue?',
+                    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] }
+                })
+            }
+        });
+    });
+    tool('test_logging_tool', async (_args, ctx) => {
+        await ctx.mcpReq.log('info', 'test_logging_tool ran');
+        return { content: [text('logged')] };
+    });
+    tool('test_trigger_tool_change', async () => {
+        mcp.notify.toolsChanged();
+        return { content: [text('tools changed')] };
+    });
+    tool('test_trigger_prompt_change', async () => {
+        mcp.notify.promptsChanged();
+        return { content: [text('prompts changed')] };
+    });
+    tool('test_input_required_result_elicitation', async (_args, ctx) => {
+        const answer = ctx.mcpReq.inputResponses?.user_name;
+        if (!answer) return inputRequired({ inputRequests: { user_name: ask.user_name() } });
+        return { content: [text(`Hello, ${answer.content?.name ?? 'stranger'}!`)] };
+    });
+    tool('test_input_required_result_sampling', async (_args, ctx) => {
+        const answer = ctx.mcpReq.inputResponses?.capital_question;
+        if (!answer) return inputRequired({ inputRequests: { capital_question: ask.capital_question() } });
+        return { content: [text(`The model said: ${answer.content?.text ?? ''}`)] };
+    });
+    tool('test_input_required_result_list_roots', async (_args, ctx) => {
+        const answer = ctx.mcpReq.inputResponses?.client_roots;
+        if (!answer) return inputRequired({ inputRequests: { client_roots: ask.client_roots() } });
+        const roots = (answer.roots ?? []).map(root => root.uri);
+        return { content: [text(`Roots: ${roots.join(', ')}`)] };
+    });
+    tool('test_input_required_result_request_state', async (_args, ctx) => {
+        const state = ctx.mcpReq.requestState();
+        if (ctx.mcpReq.inputResponses?.confirm && state?.round === 1) return { content: [text('state-ok')] };
+        return inputRequired({
+            inputRequests: {
+                confirm: inputRequired.elicit({
+                    message: 'Please confirm',
+                    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] }
+                })
+            },
+            requestState: await stateCodec.mint({ round: 1 })
+        });
+    });
+    tool('test_input_required_result_multiple_inputs', async (_args, ctx) => {
+        const answers = ctx.mcpReq.inputResponses ?? {};
+        const keys = ['user_name', 'greeting', 'client_roots'];
+        if (ctx.mcpReq.requestState()?.round === 1 && keys.every(key => answers[key])) {
+            return { content: [text('all inputs received')] };
+        }
+        return inputRequired({
+            inputRequests: {
+                user_name: ask.user_name(),
+                greeting: inputRequired.createMessage({
+                    messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }],
+                    maxTokens: 50
+                }),
+                client_roots: ask.client_roots()
+            },
+            requestState: await stateCodec.mint({ round: 1 })
+        });
+    });
+    tool('test_input_required_result_multi_round', async (_args, ctx) => {
+        const answers = ctx.mcpReq.inputResponses ?? {};
+        const round = ctx.mcpReq.requestState()?.round;
+        if (round === 2 && answers.step2) return { content: [text(`Done: color ${answers.step2.content?.color ?? ''}`)] };
+        if (round === 1 && answers.step1) {
+            return inputRequired({
+                inputRequests: {
+                    step2: inputRequired.elicit({
+                        message: 'Step 2: What is your favorite color?',
+                        requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] }
+                    })
+                },
+                requestState: await stateCodec.mint({ round: 2 })
+            });
+        }
+        return inputRequired({
+            inputRequests: { step1: inputRequired.elicit({ message: 'Step 1: What is your name?', requestedSchema: NAME_SCHEMA }) },
+            requestState: await stateCodec.mint({ round: 1 })
+        });
+    });
+    tool('test_input_required_result_capabilities', async (_args, ctx) => {
+        const capabilities = clientCapabilities(ctx);
+        const inputRequests = {};
+        if (capabilities.elicitation) inputRequests.user_name = ask.user_name();
+        if (capabilities.sampling) inputRequests.capital_question = ask.capital_question();
+        if (capabilities.roots) inputRequests.client_roots = ask.client_roots();
+        if (Object.keys(inputRequests).length === 0 || Object.keys(ctx.mcpReq.inputResponses ?? {}).length > 0) {
+            return { content: [text('nothing to ask')] };
+        }
+        return inputRequired({ inputRequests });
+    });
+    tool('test_input_required_result_tampered_state', async (_args, ctx) => {
+        if (ctx.mcpReq.requestState()?.round === 1) return { content: [text('state-ok')] };
+        return inputRequired({
+            inputRequests: { user_name: ask.user_name() },
+            requestState: await stateCodec.mint({ round: 1 })
+        });
+    });
+    server.registerPrompt('test_input_required_result_prompt', { description: 'Asks for context first.' }, async ctx => {
+        const answer = ctx.mcpReq.inputResponses?.user_context;
+        if (!answer) {
+            return inputRequired({
+                inputRequests: {
+                    user_context: inputRequired.elicit({
+                        message: 'What context should the prompt use?',
+                        requestedSchema: { type: 'object', properties: { context: { type: 'string' } }, required: ['context'] }
+                    })
+                }
+            });
+        }
+        return { messages: [{ role: 'user', content: text(`Context: ${answer.content?.context ?? ''}`) }] };
+    });
+    server.registerTool(
+        'json_schema_2020_12_tool',
+        {
+            description: 'A raw JSON Schema 2020-12 input schema ($schema, $defs, $ref, additionalProperties).',
+            inputSchema: fromJsonSchema({
+                $schema: 'https://json-schema.org/draft/2020-12/schema',
+                type: 'object',
+                $defs: {
+                    address: {
+                        $anchor: 'address',
+                        type: 'object',
+                        properties: { street: { type: 'string' }, city: { type: 'string' } }
+                    }
+                },
+                properties: {
+                    name: { type: 'string' },
+                    address: { $ref: '#/$defs/address' },
+                    contact: { anyOf: [{ type: 'string', format: 'email' }, { type: 'string', pattern: '^\\+[0-9]+$' }] },
+                    kind: { type: 'string', enum: ['person', 'company'] },
+                    vat: { type: 'string' }
+                },
+                allOf: [{ required: ['name'] }, { anyOf: [{ required: ['address'] }, { required: ['contact'] }] }],
+                if: { properties: { kind: { const: 'company' } }, required: ['kind'] },
+                then: { required: ['vat'] },
+                else: { not: { required: ['vat'] } },
+                additionalProperties: false
+            })
+        },
+        async args => ({ content: [text(JSON.stringify(args))] })
+    );
 
     return server;
 }
