@@ -11,7 +11,6 @@
 
 #[path = "support/process.rs"]
 mod process;
-#[allow(dead_code)]
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -42,12 +41,26 @@ fn peers_installed() -> bool {
     installed
 }
 
+/// The conformance suite has timing-sensitive checks (frames collected for
+/// a few hundred milliseconds): its tests hold this lock exclusively, the
+/// others share it, so on a 2-core machine it never runs beside them.
+static SUITE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Returns from the test when the peers are not installed; otherwise
+/// evaluates to a guard of `SUITE` (shared, or `exclusive`).
 macro_rules! require_peers {
-    () => {
+    () => {{
         if !peers_installed() {
             return;
         }
-    };
+        SUITE.read().unwrap_or_else(|e| e.into_inner())
+    }};
+    (exclusive) => {{
+        if !peers_installed() {
+            return;
+        }
+        SUITE.write().unwrap_or_else(|e| e.into_inner())
+    }};
 }
 
 fn node() -> Command {
@@ -177,7 +190,7 @@ fn assert_incremental_progress(lines: &[Value], steps: u64) {
 
 #[test]
 fn official_client_pinned_to_2026_07_28_lists_and_calls_the_upstream_tools() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let url = upstream.url("/mcp");
     let lines = ts_client(
@@ -215,7 +228,7 @@ fn official_client_pinned_to_2026_07_28_lists_and_calls_the_upstream_tools() {
 
 #[test]
 fn upstream_progress_arrives_one_acknowledged_step_at_a_time() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let lines = ts_client(
         &upstream.url("/mcp"),
@@ -228,7 +241,7 @@ fn upstream_progress_arrives_one_acknowledged_step_at_a_time() {
 
 #[test]
 fn upstream_answers_a_wrong_typed_call_itself_and_counts_it() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let lines = ts_client(
         &upstream.url("/mcp"),
@@ -245,7 +258,7 @@ fn upstream_answers_a_wrong_typed_call_itself_and_counts_it() {
 
 #[test]
 fn upstream_refuses_an_mcp_name_that_differs_from_the_body_with_32020() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let (status, body) = mismatched_name_call(upstream.address);
     assert_eq!(status, 400);
@@ -255,7 +268,7 @@ fn upstream_refuses_an_mcp_name_that_differs_from_the_body_with_32020() {
 
 #[test]
 fn legacy_client_keeps_a_session_and_streams_progress_with_server_everything() {
-    require_peers!();
+    let _peers = require_peers!();
     let everything = start_everything();
     let lines = ts_client(
         &everything.url("/mcp"),
@@ -288,7 +301,7 @@ fn legacy_client_keeps_a_session_and_streams_progress_with_server_everything() {
 
 #[test]
 fn legacy_client_is_served_by_the_upstream_stateless_fallback() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let lines = ts_client(
         &upstream.url("/mcp"),
@@ -305,7 +318,7 @@ fn legacy_client_is_served_by_the_upstream_stateless_fallback() {
 
 #[test]
 fn python_client_lists_and_calls_the_upstream_tools() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let lines = py_client(
         &upstream.url("/mcp"),
@@ -322,7 +335,7 @@ fn python_client_lists_and_calls_the_upstream_tools() {
 
 #[test]
 fn conformance_suite_against_the_upstream_fails_only_the_listed_checks() {
-    require_peers!();
+    let _peers = require_peers!(exclusive);
     let upstream = start_upstream(0);
     let ran = run_bounded(
         Command::new("bash")
@@ -443,7 +456,7 @@ fn valid_add_call() -> Vec<u8> {
 #[test]
 #[ignore = "needs forwarding"]
 fn official_clients_list_and_call_tools_through_the_gateway() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let gateway = Gateway::start(&upstream);
     let url = gateway.url();
@@ -485,7 +498,7 @@ fn official_clients_list_and_call_tools_through_the_gateway() {
 #[test]
 #[ignore = "needs forwarding"]
 fn progress_streams_through_the_gateway_one_step_at_a_time() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let gateway = Gateway::start(&upstream);
     // The acks go to the upstream directly: the upstream sends step N+1 only
@@ -504,7 +517,7 @@ fn progress_streams_through_the_gateway_one_step_at_a_time() {
 #[test]
 #[ignore = "needs forwarding"]
 fn wrong_typed_call_gets_the_gateway_tool_dialect_answer_and_never_reaches_the_upstream() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let gateway = Gateway::start(&upstream);
     let before = upstream_calls(&upstream, "add") + upstream_calls(&upstream, "search_orders");
@@ -550,7 +563,7 @@ fn wrong_typed_call_gets_the_gateway_tool_dialect_answer_and_never_reaches_the_u
 #[test]
 #[ignore = "needs forwarding"]
 fn header_mismatch_is_refused_with_32020_before_the_upstream() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let gateway = Gateway::start(&upstream);
     let (status, body) = mismatched_name_call(gateway.server.address);
@@ -574,7 +587,7 @@ fn header_mismatch_is_refused_with_32020_before_the_upstream() {
 #[test]
 #[ignore = "needs forwarding"]
 fn killed_upstream_gets_502_and_the_gateway_serves_again_once_it_is_back() {
-    require_peers!();
+    let _peers = require_peers!();
     let port = free_port();
     let mut upstream = start_upstream(port);
     let gateway = Gateway::start(&upstream);
@@ -621,7 +634,7 @@ fn killed_upstream_gets_502_and_the_gateway_serves_again_once_it_is_back() {
 #[test]
 #[ignore = "needs forwarding"]
 fn legacy_sessions_and_sse_from_server_everything_pass_through_the_gateway() {
-    require_peers!();
+    let _peers = require_peers!();
     let everything = start_everything();
     let gateway = Server::start(&["--upstream", &everything.url("/mcp")]);
     let lines = ts_client(
@@ -645,7 +658,7 @@ fn legacy_sessions_and_sse_from_server_everything_pass_through_the_gateway() {
 #[test]
 #[ignore = "needs forwarding"]
 fn conformance_through_the_gateway_loses_no_check_and_passes_header_validation() {
-    require_peers!();
+    let _peers = require_peers!(exclusive);
     let upstream = start_upstream(0);
     let gateway = Gateway::start(&upstream);
     let ran = run_bounded(
@@ -673,7 +686,7 @@ fn conformance_through_the_gateway_loses_no_check_and_passes_header_validation()
 #[test]
 #[ignore = "needs forwarding"]
 fn two_gateways_behind_haproxy_answer_200_calls_and_share_them() {
-    require_peers!();
+    let _peers = require_peers!();
     let upstream = start_upstream(0);
     let first = Gateway::start(&upstream);
     let second = Gateway::start(&upstream);
