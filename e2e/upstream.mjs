@@ -21,7 +21,8 @@
 //   slow_count     sends `steps` progress notifications over SSE; with `gate`
 //                  it sends step I+1 only after POST /ack?gate=..&step=I, so a
 //                  client that must ack each step before the next is sent
-//                  proves that progress arrives incrementally
+//                  proves that progress arrives incrementally (no ack within
+//                  `ack_timeout_ms`, default 20 s: the call ends isError)
 //   get_account    `account_id` annotated `x-mcp-header: Account`, so clients
 //                  mirror it in `Mcp-Param-Account`
 // and the fixture tools, resources and prompts the official conformance suite
@@ -89,14 +90,14 @@ function ack(name, step) {
     }
 }
 
-function waitForAck(name, step, signal) {
+function waitForAck(name, step, timeoutMs, signal) {
     const gate = gateOf(name);
     if (gate.acked.has(step)) return Promise.resolve(true);
     return new Promise(resolve => {
         const timer = setTimeout(() => {
             gate.waiters.delete(step);
             resolve(false);
-        }, ACK_TIMEOUT_MS);
+        }, timeoutMs);
         const done = ok => {
             clearTimeout(timer);
             resolve(ok);
@@ -139,7 +140,8 @@ const SLOW_COUNT = {
     properties: {
         steps: { type: 'integer', minimum: 1, maximum: 50 },
         gate: { type: 'string', minLength: 1, maxLength: 64 },
-        delay_ms: { type: 'integer', minimum: 0, maximum: 10000 }
+        delay_ms: { type: 'integer', minimum: 0, maximum: 10000 },
+        ack_timeout_ms: { type: 'integer', minimum: 1, maximum: 60000 }
     },
     required: ['steps']
 };
@@ -200,7 +202,7 @@ function buildServer() {
             description: 'Counts to `steps`, one progress notification per step.',
             inputSchema: fromJsonSchema(SLOW_COUNT)
         },
-        async ({ steps, gate, delay_ms }, ctx) => {
+        async ({ steps, gate, delay_ms, ack_timeout_ms }, ctx) => {
             const token = ctx.mcpReq._meta?.progressToken;
             for (let step = 1; step <= steps; step++) {
                 if (token !== undefined) {
@@ -211,7 +213,7 @@ function buildServer() {
                 }
                 if (step === steps) break;
                 if (gate !== undefined) {
-                    const acked = await waitForAck(gate, step, ctx.mcpReq.signal);
+                    const acked = await waitForAck(gate, step, ack_timeout_ms ?? ACK_TIMEOUT_MS, ctx.mcpReq.signal);
                     if (!acked) {
                         return { isError: true, content: [text(`no ack for step ${step} of gate ${gate}`)] };
                     }

@@ -240,6 +240,32 @@ fn upstream_progress_arrives_one_acknowledged_step_at_a_time() {
 }
 
 #[test]
+fn upstream_holds_the_next_progress_step_until_the_last_one_is_acknowledged() {
+    let _peers = require_peers!();
+    let upstream = start_upstream(0);
+    // No --ack-url: nobody acknowledges step 1, so step 2 is never sent and
+    // the tool gives up. This is what makes the ack-gated progress tests
+    // fail on a path that holds notifications back until the end.
+    let lines = ts_client(
+        &upstream.url("/mcp"),
+        "modern",
+        &[],
+        &[r#"progress:slow_count:{"steps":3,"gate":"unacked","ack_timeout_ms":300}"#],
+    );
+    let seen: Vec<u64> = op(&lines, "progress")
+        .iter()
+        .map(|p| p["progress"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seen, [1], "{lines:#?}");
+    let result = &only(&lines, "call")["result"];
+    assert_eq!(result["isError"], true, "{result:#}");
+    assert_eq!(
+        result["content"][0]["text"], "no ack for step 1 of gate unacked",
+        "{result:#}"
+    );
+}
+
+#[test]
 fn upstream_answers_a_wrong_typed_call_itself_and_counts_it() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
