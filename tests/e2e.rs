@@ -360,6 +360,24 @@ fn python_client_lists_and_calls_the_upstream_tools() {
 }
 
 #[test]
+fn python_client_in_legacy_mode_talks_to_server_everything() {
+    let _peers = require_peers!();
+    let everything = start_everything();
+    let lines = py_client(
+        &everything.url("/mcp"),
+        "legacy",
+        &["list", r#"call:echo:{"message":"from python"}"#],
+    );
+    let list = only(&lines, "list");
+    assert_eq!(list["protocol"], "2025-11-25");
+    assert!(tool_names(list).contains(&"echo"));
+    assert_eq!(
+        only(&lines, "call")["result"]["content"][0]["text"],
+        "Echo: from python"
+    );
+}
+
+#[test]
 fn conformance_suite_against_the_upstream_fails_only_the_listed_checks() {
     let _peers = require_peers!(exclusive);
     let upstream = start_upstream(0);
