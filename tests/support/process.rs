@@ -104,7 +104,7 @@ impl Answer {
     }
 }
 
-/// Reads one HTTP/1.1 answer (Content-Length framed, or none for 204).
+/// Reads one HTTP/1.1 answer (Content-Length framed or chunked, or none for 204).
 pub fn read_answer(stream: &mut TcpStream) -> Answer {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
@@ -136,17 +136,46 @@ pub fn read_answer(stream: &mut TcpStream) -> Answer {
             (n.trim().to_owned(), v.trim().to_owned())
         })
         .collect();
-    let length: usize = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .map(|(_, v)| v.parse().unwrap())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    stream.read_exact(&mut body).unwrap();
+    let chunked = headers.iter().any(|(n, v)| {
+        n.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    let body = if chunked {
+        read_chunked(stream)
+    } else {
+        let length: usize = headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+            .map(|(_, v)| v.parse().unwrap())
+            .unwrap_or(0);
+        let mut body = vec![0; length];
+        stream.read_exact(&mut body).unwrap();
+        body
+    };
     Answer {
         status,
         headers,
         body,
+    }
+}
+
+/// A chunked body (no trailers), as a Node upstream sends it.
+fn read_chunked(stream: &mut TcpStream) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        while !line.ends_with(b"\r\n") {
+            stream.read_exact(&mut byte).expect("a chunk size line");
+            line.push(byte[0]);
+        }
+        let text = String::from_utf8(line).unwrap();
+        let size = usize::from_str_radix(text.trim().split(';').next().unwrap(), 16).unwrap();
+        let mut chunk = vec![0; size + 2];
+        stream.read_exact(&mut chunk).unwrap();
+        if size == 0 {
+            return body;
+        }
+        body.extend_from_slice(&chunk[..size]);
     }
 }
 
@@ -168,3 +197,139 @@ pub fn post(path: &str, headers: &[(String, String)], body: &[u8], extra: &str) 
 
 pub const CLIENT_HEADERS: &str =
     "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n";
+
+/// Any child process (an MCP peer, a load balancer), killed and reaped when
+/// dropped.
+pub struct Peer {
+    pub child: Child,
+    pub name: &'static str,
+    pub address: SocketAddr,
+}
+
+impl Peer {
+    /// Spawns `command` (stdout piped) and waits, at most `limit`, for its
+    /// `listening on HOST:PORT` line; later stdout is drained to stderr so
+    /// the child never blocks on a full pipe.
+    pub fn start(name: &'static str, command: &mut Command, limit: Duration) -> Peer {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{name} starts: {e}"));
+        let stdout = child.stdout.take().unwrap();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sender = Some(sender);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.strip_prefix("listening on ") {
+                    if let Some(sender) = sender.take() {
+                        let _ = sender.send(rest.trim().to_owned());
+                    }
+                } else if sender.is_none() {
+                    eprintln!("[{name}] {line}");
+                }
+            }
+        });
+        let address = match receiver.recv_timeout(limit) {
+            Ok(address) => address.parse().unwrap(),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{name} did not print `listening on` within {limit:?}");
+            }
+        };
+        Peer {
+            child,
+            name,
+            address,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    /// Kills the process now and waits for it to exit.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// What a finished command printed.
+#[derive(Debug)]
+pub struct Ran {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    /// The stdout lines that are JSON objects.
+    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .lines()
+            .filter(|line| line.starts_with('{'))
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+            .collect()
+    }
+}
+
+/// Runs `command` to its end, killing it (and failing the test) if it runs
+/// past `limit`.
+pub fn run_bounded(command: &mut Command, limit: Duration) -> Ran {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{command:?} starts: {e}"));
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+            panic!("{command:?} ran past {limit:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Ran {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// A port that was free a moment ago on 127.0.0.1 (for a process that
+/// must be told its port, such as HAProxy or an upstream restarted on the
+/// same port).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
