@@ -22,8 +22,9 @@ pub struct Tool {
     pub accepts_no_arguments: bool,
     /// Arguments mirrored in `Mcp-Param-*` headers.
     pub header_params: Vec<HeaderParam>,
-    /// The output root (`outputSchema`, formats as annotations).
-    pub output: Option<Validator<TapeJson>>,
+    /// The output root (`outputSchema`, formats as annotations), for
+    /// answers watched on their way back (read with serde_json).
+    pub output: Option<jsonschema::Validator>,
     /// The schema's own `examples` of valid input.
     pub examples: Vec<Value>,
 }
@@ -54,7 +55,7 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
     } else {
         input.clone()
     };
-    let validator = compile(&schema, true).map_err(|e| format!("inputSchema: {e}"))?;
+    let validator = compile_input(&schema).map_err(|e| format!("inputSchema: {e}"))?;
     let explainer = Explainer::new(
         &schema,
         ExplainOptions {
@@ -64,7 +65,7 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
     .map_err(|e| format!("inputSchema: {}", e.reason))?;
     check_defaults(&schema)?;
     let output = match definition.get("outputSchema") {
-        Some(output) => Some(compile(output, false).map_err(|e| format!("outputSchema: {e}"))?),
+        Some(output) => Some(compile_output(output).map_err(|e| format!("outputSchema: {e}"))?),
         None => None,
     };
     let mut parser = Parser::default();
@@ -88,12 +89,24 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
     })
 }
 
-/// Compiles a tool schema: JSON Schema 2020-12 unless it names its own
-/// `$schema`; unknown formats refused where formats are asserted.
-fn compile(schema: &Value, assert_formats: bool) -> Result<Validator<TapeJson>, String> {
+/// Compiles a tool's input root: JSON Schema 2020-12 unless it names its
+/// own `$schema`; formats asserted, an unknown format refused.
+fn compile_input(schema: &Value) -> Result<Validator<TapeJson>, String> {
     let mut options = jsonschema::options_for::<TapeJson>()
-        .should_validate_formats(assert_formats)
-        .should_ignore_unknown_formats(!assert_formats);
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(false);
+    if schema.get("$schema").is_none() {
+        options = options.with_draft(jsonschema::Draft::Draft202012);
+    }
+    options
+        .build(schema)
+        .map_err(|e| cut_at_echo_bound(&one_line(&e.to_string())).into_owned())
+}
+
+/// The output root: formats are annotations (the gateway watches answers,
+/// it does not judge them by format).
+fn compile_output(schema: &Value) -> Result<jsonschema::Validator, String> {
+    let mut options = jsonschema::options().should_validate_formats(false);
     if schema.get("$schema").is_none() {
         options = options.with_draft(jsonschema::Draft::Draft202012);
     }

@@ -13,6 +13,7 @@ pub mod headers;
 pub mod lane;
 pub mod parse;
 pub mod value;
+pub mod watch;
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -122,6 +123,7 @@ pub struct Gate {
     legacy: RootSet,
     catalog: ArcSwap<Catalog>,
     rejections: Rejections,
+    watched: watch::Watched,
 }
 
 impl std::fmt::Debug for Gate {
@@ -158,6 +160,7 @@ impl Gate {
             legacy,
             catalog: ArcSwap::from_pointee(Catalog::default()),
             rejections: Rejections::default(),
+            watched: watch::Watched::default(),
         })
     }
 

@@ -5,10 +5,9 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::catalog::Catalog;
+use crate::gate::Gate;
 use crate::gate::classify::Kind;
 use crate::protocol::Lane;
-use crate::reject::Rejections;
 
 /// Upper bounds of the latency histogram, in seconds.
 const LATENCY_BOUNDS: [f64; 12] = [
@@ -101,7 +100,9 @@ impl Metrics {
     }
 
     /// The exposition text (`text/plain; version=0.0.4`).
-    pub fn render(&self, rejections: &Rejections, catalog: &Catalog) -> String {
+    pub fn render(&self, gate: &Gate) -> String {
+        let rejections = gate.rejections();
+        let catalog = gate.catalog();
         let mut out = String::with_capacity(4096);
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         out.push_str("# HELP mcpgate_allowed_total MCP messages let through, by lane and kind.\n");
@@ -176,6 +177,24 @@ impl Metrics {
             out,
             "mcpgate_catalog_tools{{state=\"refused\"}} {}",
             catalog.refused().len()
+        );
+        out.push_str(
+            "# HELP mcpgate_tool_output_mismatches_total tools/call results whose structuredContent failed the tool's outputSchema (relayed unaltered).\n",
+        );
+        out.push_str("# TYPE mcpgate_tool_output_mismatches_total counter\n");
+        let _ = writeln!(
+            out,
+            "mcpgate_tool_output_mismatches_total {}",
+            gate.watched().output_mismatches()
+        );
+        out.push_str(
+            "# HELP mcpgate_catalogs_learned_total Catalogs taken from tools/list answers passing through.\n",
+        );
+        out.push_str("# TYPE mcpgate_catalogs_learned_total counter\n");
+        let _ = writeln!(
+            out,
+            "mcpgate_catalogs_learned_total {}",
+            gate.watched().catalogs_learned()
         );
         out.push_str("# HELP mcpgate_bytes_in_total Bytes read from clients.\n");
         out.push_str("# TYPE mcpgate_bytes_in_total counter\n");

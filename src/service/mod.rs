@@ -130,10 +130,7 @@ impl Service for McpService {
             Route::Metrics => {
                 let mut response = Response::empty(200);
                 response.content_type = Some("text/plain; version=0.0.4");
-                response.body = self
-                    .metrics
-                    .render(self.gate.rejections(), &self.gate.catalog())
-                    .into_bytes();
+                response.body = self.metrics.render(&self.gate).into_bytes();
                 response
             }
             Route::Health => {
