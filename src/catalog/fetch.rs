@@ -363,6 +363,97 @@ mod tests {
         assert!(Endpoint::parse("http://x:abc/mcp").is_err());
     }
 
+    /// A scripted upstream on 127.0.0.1: one connection per answer in
+    /// `answers`; returns the requests it read.
+    fn upstream(answers: Vec<String>) -> (Endpoint, std::thread::JoinHandle<Vec<String>>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint =
+            Endpoint::parse(&format!("http://{}/mcp", listener.local_addr().unwrap())).unwrap();
+        let handle = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            for answer in answers {
+                let (mut stream, _) = listener.accept().unwrap();
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                // Read the head, then the body its Content-Length names.
+                loop {
+                    let n = stream.read(&mut buf).unwrap();
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text
+                            .lines()
+                            .find_map(|l| l.strip_prefix("Content-Length: "))
+                            .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                        if request.len() >= end + 4 + length {
+                            break;
+                        }
+                    }
+                    if n == 0 {
+                        break;
+                    }
+                }
+                seen.push(String::from_utf8_lossy(&request).to_string());
+                stream.write_all(answer.as_bytes()).unwrap();
+            }
+            seen
+        });
+        (endpoint, handle)
+    }
+
+    fn json_answer(status: u16, body: &str) -> String {
+        format!(
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    #[test]
+    fn a_modern_upstream_is_listed_page_by_page_with_its_ttl() {
+        let (endpoint, seen) = upstream(vec![
+            json_answer(
+                200,
+                r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}],"nextCursor":"p2"}}"#,
+            ),
+            json_answer(
+                200,
+                r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"b"}],"ttlMs":30000}}"#,
+            ),
+        ]);
+        let listed = list_tools(&endpoint, Duration::from_secs(5)).unwrap();
+        assert_eq!(listed.revision, "2026-07-28");
+        assert_eq!(listed.tools.len(), 2);
+        assert_eq!(listed.ttl, Some(Duration::from_secs(30)));
+        let seen = seen.join().unwrap();
+        assert!(seen[0].contains("Mcp-Method: tools/list"));
+        assert!(seen[1].contains(r#""cursor":"p2""#));
+    }
+
+    #[test]
+    fn an_upstream_that_refuses_the_modern_lane_is_asked_in_a_session() {
+        let sse = |body: &str| {
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nMcp-Session-Id: s-1\r\n\r\nevent: message\ndata: {body}\n\n"
+            )
+        };
+        let (endpoint, seen) = upstream(vec![
+            json_answer(
+                400,
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request"}}"#,
+            ),
+            sse(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}"#),
+            "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_owned(),
+            sse(r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo"}]}}"#),
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".to_owned(),
+        ]);
+        let listed = list_tools(&endpoint, Duration::from_secs(5)).unwrap();
+        assert_eq!(listed.revision, "2025-11-25");
+        assert_eq!(listed.tools[0]["name"], "echo");
+        let seen = seen.join().unwrap();
+        assert!(seen[3].contains("Mcp-Session-Id: s-1"));
+        assert!(seen[4].starts_with("DELETE /mcp"));
+    }
+
     #[test]
     fn an_sse_answer_gives_its_data_messages() {
         let mut raw =

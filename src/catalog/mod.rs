@@ -202,6 +202,51 @@ pub fn learn(
     Ok((catalog, next))
 }
 
+/// Learns the upstream's catalog again and again on a thread of its own,
+/// off the request path: after `first` (the previous listing's refresh
+/// time), then each listing's own; a failed attempt keeps the catalog in
+/// service and is retried after 1, 2, 4 ... up to 60 seconds. The thread
+/// lives as long as the process.
+pub fn keep_learning(
+    endpoint: fetch::Endpoint,
+    options: CatalogOptions,
+    timeout: std::time::Duration,
+    first: std::time::Duration,
+    install: impl Fn(Catalog) + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("mcpgate-catalog".into())
+        .spawn(move || {
+            let mut wait = first;
+            let mut backoff = std::time::Duration::from_secs(1);
+            loop {
+                std::thread::sleep(wait);
+                match learn(&endpoint, &options, timeout) {
+                    Ok((catalog, next)) => {
+                        tracing::debug!(
+                            target: "mcpgate::catalog",
+                            tools = catalog.len(),
+                            refused = catalog.refused().len(),
+                            "catalog learned from the upstream"
+                        );
+                        install(catalog);
+                        wait = next;
+                        backoff = std::time::Duration::from_secs(1);
+                    }
+                    Err(reason) => {
+                        tracing::warn!(
+                            target: "mcpgate::catalog",
+                            reason = reason.as_str(),
+                            "the upstream's tools/list could not be read; the catalog in service stays"
+                        );
+                        wait = backoff;
+                        backoff = (backoff * 2).min(std::time::Duration::from_secs(60));
+                    }
+                }
+            }
+        })
+}
+
 /// The Tool array of a catalog document.
 pub fn tool_list(document: &Value) -> Option<&Vec<Value>> {
     match document {
