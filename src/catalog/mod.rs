@@ -10,10 +10,10 @@ pub mod header_params;
 mod register;
 pub mod subschemas;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 pub use register::Tool;
@@ -50,10 +50,11 @@ pub struct Refused {
     pub reason: String,
 }
 
-/// The registered tools, by name.
+/// The registered tools, by name (FxHash: names are fixed at registration,
+/// a call only looks up).
 #[derive(Default)]
 pub struct Catalog {
-    tools: HashMap<Box<str>, Tool>,
+    tools: FxHashMap<Box<str>, Tool>,
     refused: Vec<Refused>,
     source: Option<CatalogSource>,
 }

@@ -104,6 +104,9 @@ pub(crate) fn write_string(out: &mut Vec<u8>, text: &str) {
 
 /// `message` on one line and within [`MAX_MESSAGE_BYTES`].
 pub(crate) fn one_line(message: &str) -> String {
+    if message.len() <= MAX_MESSAGE_BYTES && !message.chars().any(char::is_control) {
+        return message.to_owned();
+    }
     let mut line: String = message
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

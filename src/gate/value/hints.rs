@@ -222,9 +222,11 @@ pub fn nearest<'c>(sent: &str, candidates: impl Iterator<Item = &'c str>) -> Opt
     if sent.len() > MAX_COMPARED {
         return None;
     }
-    let limit = (sent.chars().count() / 3).max(1);
+    let length = sent.chars().count();
+    let limit = (length / 3).max(1);
     candidates
-        .filter(|c| c.len() <= MAX_COMPARED)
+        // Lengths further apart than the limit cannot be within it.
+        .filter(|c| c.len() <= MAX_COMPARED && c.chars().count().abs_diff(length) <= limit)
         .map(|c| (edit_distance(sent, c), c))
         .filter(|(d, _)| *d <= limit)
         .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))

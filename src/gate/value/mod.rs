@@ -55,18 +55,19 @@ fn values_gate(keyword: Keyword) -> bool {
 /// Explains why `arguments` (absent: `{}`) fail the tool's root, keeping
 /// the problems of the first gate that has any. At most two walks.
 pub fn explain(tool: &Tool, arguments: Option<TapeNode<'_>>) -> (Distilled, Gate) {
-    let mut parser = Parser::default();
-    let empty;
-    let instance = match arguments {
-        Some(arguments) => arguments,
+    match arguments {
+        Some(arguments) => explain_gates(tool, arguments),
         None => {
-            empty = parser.parse(b"{}", ParseLimits { max_depth: 1 });
-            match &empty {
-                Ok(document) => document.root(),
-                Err(_) => return (unexplained(), Gate::Values),
+            let mut parser = Parser::default();
+            match parser.parse(b"{}", ParseLimits { max_depth: 1 }) {
+                Ok(empty) => explain_gates(tool, empty.root()),
+                Err(_) => (unexplained(), Gate::Values),
             }
         }
-    };
+    }
+}
+
+fn explain_gates(tool: &Tool, instance: TapeNode<'_>) -> (Distilled, Gate) {
     let mut collector = Collector::new();
     collector.set_filter(Some(required_gate));
     tool.explainer.explain(instance, &mut collector);
