@@ -37,7 +37,7 @@ for target in "${targets[@]}"; do
         -max_len=262144 \
         -print_final_stats=1 \
         >"$log" 2>&1 || failed=1
-    grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)" "$log" || true
+    grep -E "^(Done [0-9]+ runs|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)" "$log" || true
     if [ "$failed" -ne 0 ]; then
         tail -n 60 "$log" >&2
         echo "fuzz target $target failed; the input is under fuzz/artifacts/$target" >&2

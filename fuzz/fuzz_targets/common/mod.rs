@@ -9,6 +9,8 @@ use mcpgate::gate::{Gate, GateConfig, RequestHeaders, Verdict};
 use mcpgate::reject::codes::DataKey;
 use mcpgate::reject::envelope::MAX_MESSAGE_BYTES;
 use mcpgate::reject::{Reason, Rejection};
+use mcpgate::server::http::{FrameLimits, frame_request};
+use mcpgate::service::http_error_reason;
 use serde_json::Value;
 
 /// A small body limit keeps executions fast and makes 413 reachable.
@@ -192,5 +194,55 @@ pub fn header_value(text: &str) -> Vec<u8> {
     } else {
         let encoded = base64::engine::general_purpose::STANDARD.encode(text);
         format!("=?base64?{encoded}?=").into_bytes()
+    }
+}
+
+/// The `http` target: the two first bytes pick the read size and the
+/// limits, the rest is a raw request. Framed, it never has a body over the
+/// limit or a head over its bounds, is the same request whatever the read
+/// size, and a refusal answers a 4xx of the rejection table.
+pub fn check_framing(data: &[u8]) {
+    let [read_size, variant, raw @ ..] = data else {
+        return;
+    };
+    // Small limits reach every limit; the defaults are what is served.
+    let limits = match variant % 3 {
+        0 => FrameLimits {
+            max_headers: 64,
+            max_head_bytes: 16 * 1024,
+            body_limit: 4 * 1024 * 1024,
+        },
+        1 => FrameLimits {
+            max_headers: 4,
+            max_head_bytes: 256,
+            body_limit: 64,
+        },
+        _ => FrameLimits {
+            max_headers: 1,
+            max_head_bytes: 64,
+            body_limit: 0,
+        },
+    };
+    let whole = frame_request(raw, raw.len(), limits);
+    let split = frame_request(raw, usize::from(*read_size).max(1), limits);
+    match &whole {
+        Ok(Some(framed)) => {
+            assert!(framed.body.len() <= limits.body_limit);
+            assert!(framed.head_len <= limits.max_head_bytes);
+            assert!(framed.header_count <= limits.max_headers);
+            assert!(framed.consumed <= raw.len());
+            assert!(framed.head_len + framed.body.len() <= framed.consumed);
+        }
+        Ok(None) => {}
+        Err(error) => {
+            let status = http_error_reason(*error).row().status;
+            assert!((400..500).contains(&status), "{error:?} answers {status}");
+        }
+    }
+    // Where the reads split the input changes nothing the request says.
+    match (&whole, &split) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("whole: {a:?}, in reads of {read_size}: {b:?}"),
     }
 }
