@@ -563,10 +563,12 @@ fn cr_and_lf_in_mirrored_headers_never_pass_or_reach_the_answer() {
         raw.extend_from_slice(&body);
         raw
     };
-    // A bare CR inside a value is not HTTP.
+    // A bare CR inside a value, or a value folded onto the next line, is
+    // not HTTP.
     for line in [
         "Mcp-Name: ec\rho\r\n",
         "Mcp-Name: echo\r\nMcp-Param-Units: a\rb\r\n",
+        "Mcp-Name: ec\r\n ho\r\n",
     ] {
         let answer = send_all_then_read(&hostile.server, head(line));
         assert_error(
