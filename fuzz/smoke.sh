@@ -15,6 +15,9 @@ if [ ${#targets[@]} -eq 0 ]; then
     targets=(parse http gate roots)
 fi
 
+if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then
+    rustup toolchain install "$toolchain" --profile minimal
+fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
