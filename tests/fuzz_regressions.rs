@@ -33,8 +33,6 @@ fn seeds() -> Vec<Vec<u8>> {
     bodies
 }
 
-// One test for every gate check: the assertions count rejections on the
-// shared gate, so nothing else may use it at the same time.
 #[test]
 fn gate_answers_hold_the_fuzz_invariants_for_seeds_and_past_findings() {
     for input in PARSE_INPUTS {

@@ -2,7 +2,8 @@
 //! (head parse, `Content-Length` and chunked bodies), arriving in reads of
 //! a size the input picks: never a panic, never a body over the limit or a
 //! head over its bound, the same request whatever the read size, and every
-//! refusal a 4xx of the rejection table.
+//! refusal a 4xx of the rejection table; then the wire checks and the gate
+//! on what was framed.
 #![no_main]
 
 mod common;

@@ -2,15 +2,16 @@
 //! once; a rejection is a well-formed, bounded JSON-RPC answer.
 #![allow(dead_code)]
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use mcpgate::gate::distill::{ECHO_BOUND, MAX_LOCATIONS, MAX_PROBLEMS};
 use mcpgate::gate::{Gate, GateConfig, RequestHeaders, Verdict};
 use mcpgate::reject::codes::DataKey;
 use mcpgate::reject::envelope::MAX_MESSAGE_BYTES;
-use mcpgate::reject::{Reason, Rejection};
+use mcpgate::reject::{Reason, Rejecter, Rejection};
 use mcpgate::server::http::{FrameLimits, frame_request};
 use mcpgate::service::http_error_reason;
+use mcpgate::service::wire::WirePolicy;
 use serde_json::Value;
 
 /// A small body limit keeps executions fast and makes 413 reachable.
@@ -48,6 +49,10 @@ pub const ANSWER_MAX: usize = {
 
 /// Checks `gate.check(headers, body)` and everything its answer must be.
 pub fn check(headers: &(impl RequestHeaders + ?Sized), body: &[u8]) {
+    // The counts are read before and after: one check at a time (the tests
+    // replaying inputs run on several threads).
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let gate = gate();
     let before: u64 = gate.rejections().snapshot().map(|(_, n)| n).sum();
     let verdict = gate.check(headers, body);
@@ -200,7 +205,9 @@ pub fn header_value(text: &str) -> Vec<u8> {
 /// The `http` target: the two first bytes pick the read size and the
 /// limits, the rest is a raw request. Framed, it never has a body over the
 /// limit or a head over its bounds, is the same request whatever the read
-/// size, and a refusal answers a 4xx of the rejection table.
+/// size, and a refusal answers a 4xx of the rejection table; a framed
+/// request then goes through the wire checks and the gate as the server
+/// sends it, with [`check`]'s assertions.
 pub fn check_framing(data: &[u8]) {
     let [read_size, variant, raw @ ..] = data else {
         return;
@@ -229,9 +236,18 @@ pub fn check_framing(data: &[u8]) {
         Ok(Some(framed)) => {
             assert!(framed.body.len() <= limits.body_limit);
             assert!(framed.head_len <= limits.max_head_bytes);
-            assert!(framed.header_count <= limits.max_headers);
+            assert!(framed.headers.len() <= limits.max_headers);
             assert!(framed.consumed <= raw.len());
             assert!(framed.head_len + framed.body.len() <= framed.consumed);
+            // What the server does next with it: the wire checks of the
+            // head, then the gate on the body with the headers as sent.
+            let headers = framed.headers.as_slice();
+            if let Err(refusal) = WirePolicy::default().check(headers) {
+                let row = refusal.reason.row();
+                assert_eq!(row.rejecter, Rejecter::Wire);
+                assert!((400..500).contains(&row.status));
+            }
+            check(headers, &framed.body);
         }
         Ok(None) => {}
         Err(error) => {

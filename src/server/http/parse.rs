@@ -355,7 +355,8 @@ pub struct Framed {
     pub head_len: usize,
     pub method: String,
     pub path: String,
-    pub header_count: usize,
+    /// The headers as parsed, in order.
+    pub headers: Vec<(String, Vec<u8>)>,
     /// The body, de-chunked.
     pub body: Vec<u8>,
     /// Bytes of the input this request took (head, framed body, trailers).
@@ -433,7 +434,11 @@ pub fn frame_request(
             head_len: meta.head_len,
             method: head.method.to_owned(),
             path: head.path.to_owned(),
-            header_count: head.headers.len(),
+            headers: head
+                .headers
+                .iter()
+                .map(|h| (h.name.to_owned(), h.value.to_vec()))
+                .collect(),
             body: bytes[meta.head_len..].to_vec(),
             consumed,
             keep_alive: meta.keep_alive,
