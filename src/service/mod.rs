@@ -92,6 +92,16 @@ impl McpService {
     }
 }
 
+/// The rejection-table row a refusal of the connection layer is answered
+/// with.
+pub fn http_error_reason(error: HttpError) -> Reason {
+    match error {
+        HttpError::HeadTooLarge => Reason::HeadTooLarge,
+        HttpError::BodyTooLarge { .. } => Reason::BodyTooLarge,
+        HttpError::BadRequest => Reason::BadHttp,
+    }
+}
+
 impl Service for McpService {
     fn on_head(&self, head: &Head<'_>) -> Option<Response> {
         let route = self.route(head.path);
@@ -145,19 +155,14 @@ impl Service for McpService {
     }
 
     fn on_http_error(&self, error: HttpError) -> Response {
-        match error {
-            HttpError::HeadTooLarge => self.refuse(
-                Reason::HeadTooLarge,
-                "Request Header Fields Too Large: too many or too large headers",
-            ),
-            HttpError::BodyTooLarge { limit } => self.refuse(
-                Reason::BodyTooLarge,
-                &crate::gate::body_too_large_message(limit),
-            ),
-            HttpError::BadRequest => {
-                self.refuse(Reason::BadHttp, "Bad Request: malformed HTTP request")
+        let message = match error {
+            HttpError::HeadTooLarge => {
+                "Request Header Fields Too Large: too many or too large headers".into()
             }
-        }
+            HttpError::BodyTooLarge { limit } => crate::gate::body_too_large_message(limit),
+            HttpError::BadRequest => "Bad Request: malformed HTTP request".into(),
+        };
+        self.refuse(http_error_reason(error), &message)
     }
 
     fn on_connection(&self, opened: bool) {

@@ -24,6 +24,9 @@
 
 pub(crate) mod parse;
 
+#[doc(hidden)]
+pub use self::parse::{FrameLimits, Framed, frame_request};
+
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::io;
@@ -399,10 +402,7 @@ impl<S: Service> Conn<'_, S> {
                         Err(e) => return self.refuse(e).await,
                     }
                     // Move the undecoded tail down to the end of the body.
-                    let pending = self.buf.len() - dec.read;
-                    self.buf.copy_within(dec.read.., dec.write);
-                    self.buf.truncate(dec.write + pending);
-                    dec.read = dec.write;
+                    dec.compact(&mut self.buf);
                     let spare = self.buf.capacity() - self.buf.len();
                     if spare < MIN_READ {
                         let want = (self.buf.capacity() * 2)

@@ -213,6 +213,15 @@ impl ChunkedDecoder {
         self.state == ChunkState::Done
     }
 
+    /// Moves the undecoded tail (`read..`) down to the end of the decoded
+    /// body, so the next read appends right after it.
+    pub(crate) fn compact(&mut self, buf: &mut Vec<u8>) {
+        let pending = buf.len() - self.read;
+        buf.copy_within(self.read.., self.write);
+        buf.truncate(self.write + pending);
+        self.read = self.write;
+    }
+
     /// Decodes what `buf` holds from `self.read` on. `Ok(true)` when the
     /// body (and its trailers) are complete: the body is
     /// `body_start..self.write` and whatever follows `self.read` is the next
@@ -327,6 +336,116 @@ fn parse_chunk_size(line: &[u8]) -> Result<u64, HttpError> {
         return Err(HttpError::BadRequest);
     }
     Ok(size)
+}
+
+/// The limits [`frame_request`] applies (those of [`crate::server::ServerConfig`]).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameLimits {
+    pub max_headers: usize,
+    pub max_head_bytes: usize,
+    pub body_limit: usize,
+}
+
+/// One request as the connection layer frames it.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Framed {
+    /// Bytes of the head, blank line included.
+    pub head_len: usize,
+    pub method: String,
+    pub path: String,
+    /// The headers as parsed, in order.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The body, de-chunked.
+    pub body: Vec<u8>,
+    /// Bytes of the input this request took (head, framed body, trailers).
+    pub consumed: usize,
+    pub keep_alive: bool,
+}
+
+/// The connection layer's framing of the first request in `raw`, without a
+/// socket: `raw` arrives in reads of `read_size` bytes; the head is parsed
+/// after each read until it is complete, then the body is taken by
+/// `Content-Length` or decoded in place as chunked (the tail compacted
+/// between reads, as the connection does), and the head is parsed again
+/// over the buffer the body was read into. `Ok(None)`: `raw` ends before
+/// the request does. For the fuzz target and tests: the connection itself
+/// runs the same functions around its reads.
+#[doc(hidden)]
+pub fn frame_request(
+    raw: &[u8],
+    read_size: usize,
+    limits: FrameLimits,
+) -> Result<Option<Framed>, HttpError> {
+    let read_size = read_size.max(1);
+    let mut reads = raw.chunks(read_size);
+    let mut buf: Vec<u8> = Vec::new();
+    let meta = loop {
+        if let Some(meta) = with_head(&buf, limits.max_headers, limits.max_head_bytes, |_, m| m)? {
+            break meta;
+        }
+        match reads.next() {
+            Some(read) => buf.extend_from_slice(read),
+            None => return Ok(None),
+        }
+    };
+    let (body_end, consumed_in_buf) = match meta.framing {
+        Framing::None => (meta.head_len, meta.head_len),
+        Framing::Length(n) if n > limits.body_limit as u64 => {
+            return Err(HttpError::BodyTooLarge {
+                limit: limits.body_limit,
+            });
+        }
+        Framing::Length(n) => {
+            let need = meta.head_len + n as usize;
+            while buf.len() < need {
+                match reads.next() {
+                    Some(read) => buf.extend_from_slice(read),
+                    None => return Ok(None),
+                }
+            }
+            (need, need)
+        }
+        Framing::Chunked => {
+            let mut dec = ChunkedDecoder::new(meta.head_len, limits.body_limit);
+            loop {
+                if dec.decode(&mut buf, meta.head_len)? {
+                    break;
+                }
+                dec.compact(&mut buf);
+                match reads.next() {
+                    Some(read) => buf.extend_from_slice(read),
+                    None => return Ok(None),
+                }
+            }
+            (dec.write, dec.read)
+        }
+    };
+    // What the buffer holds past this request came from the input as is.
+    let unread: usize = reads.map(<[u8]>::len).sum();
+    let consumed = raw.len() - unread - (buf.len() - consumed_in_buf);
+    let bytes = &buf[..body_end];
+    let framed = with_head(
+        bytes,
+        limits.max_headers,
+        limits.max_head_bytes,
+        |head, meta| Framed {
+            head_len: meta.head_len,
+            method: head.method.to_owned(),
+            path: head.path.to_owned(),
+            headers: head
+                .headers
+                .iter()
+                .map(|h| (h.name.to_owned(), h.value.to_vec()))
+                .collect(),
+            body: bytes[meta.head_len..].to_vec(),
+            consumed,
+            keep_alive: meta.keep_alive,
+        },
+    )?;
+    // The connection answers 400 when the head does not parse again.
+    framed.map(Some).ok_or(HttpError::BadRequest)
 }
 
 /// The reason phrase written for a status.
@@ -580,10 +699,7 @@ mod tests {
         for &b in raw.iter() {
             // As the connection does: the undecoded tail moves down to the
             // end of the body before more bytes are appended.
-            let pending = buf.len() - d.read;
-            buf.copy_within(d.read.., d.write);
-            buf.truncate(d.write + pending);
-            d.read = d.write;
+            d.compact(&mut buf);
             buf.push(b);
             if d.decode(&mut buf, 0).unwrap() {
                 done = true;
@@ -637,6 +753,44 @@ mod tests {
         assert_eq!(
             d.decode(&mut b"ffffffff\r\n".to_vec(), 0),
             Err(HttpError::BodyTooLarge { limit: 6 })
+        );
+    }
+
+    #[test]
+    fn framing_is_the_same_whatever_the_read_size() {
+        let limits = FrameLimits {
+            max_headers: 8,
+            max_head_bytes: 1024,
+            body_limit: 64,
+        };
+        let raw = b"POST /mcp HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nT: 1\r\n\r\nNEXT";
+        let whole = frame_request(raw, raw.len(), limits).unwrap().unwrap();
+        assert_eq!(whole.body, b"abcde");
+        assert_eq!(whole.consumed, raw.len() - 4);
+        assert_eq!(
+            (whole.method.as_str(), whole.path.as_str()),
+            ("POST", "/mcp")
+        );
+        for size in 1..raw.len() {
+            assert_eq!(
+                frame_request(raw, size, limits),
+                Ok(Some(whole.clone())),
+                "{size}"
+            );
+        }
+        let length = b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcdef";
+        let framed = frame_request(length, 2, limits).unwrap().unwrap();
+        assert_eq!(
+            (framed.body.as_slice(), framed.consumed),
+            (&b"abc"[..], length.len() - 3)
+        );
+        assert_eq!(
+            frame_request(&length[..length.len() - 4], 2, limits),
+            Ok(None)
+        );
+        assert_eq!(
+            frame_request(b"POST / HTTP/1.1\r\nContent-Length: 65\r\n\r\n", 5, limits),
+            Err(HttpError::BodyTooLarge { limit: 64 })
         );
     }
 

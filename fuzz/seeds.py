@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Builds the fuzz seed corpora from the project's own test messages.
+
+    fuzz/seeds.py [CORPUS_DIR]     (default: fuzz/corpus)
+
+The messages are the conformance seeds (tests/conformance/seeds-*.ndjson),
+each also with a few hostile variants. `parse`, `gate` and `roots` get the
+bodies; `http` gets them wrapped in requests (Content-Length and chunked,
+split at several sizes), prefixed with the two bytes the target reads
+first (read size, limits variant). Generated, never committed.
+"""
+
+import hashlib
+import pathlib
+import sys
+
+FUZZ = pathlib.Path(__file__).resolve().parent
+ROOT = FUZZ.parent
+
+
+def bodies():
+    for path in sorted((ROOT / "tests" / "conformance").glob("seeds-*.ndjson")):
+        for line in path.read_bytes().splitlines():
+            line = line.strip()
+            if line:
+                yield line
+    # Hostile shapes the seeds do not hold.
+    yield b"[" * 200 + b"]" * 200
+    yield b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}'
+    yield b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}'
+    yield b'{"jsonrpc":"2.0","id":' + b"9" * 300 + b',"method":"ping"}'
+    yield b'{"jsonrpc":"2.0","id":1,"method":"ping\x00"}'
+    yield b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]'
+    yield b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+
+def requests(body):
+    headers = (
+        b"Host: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\n"
+        b"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n"
+    )
+    yield (
+        b"POST /mcp HTTP/1.1\r\n" + headers
+        + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+    for size in (1, 7, 64):
+        chunks = b"".join(
+            b"%x\r\n" % len(body[i:i + size]) + body[i:i + size] + b"\r\n"
+            for i in range(0, len(body), size)
+        )
+        yield (
+            b"POST /mcp HTTP/1.1\r\n" + headers
+            + b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\nX-Trailer: 1\r\n\r\n"
+        )
+    yield b"GET /metrics HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+
+
+def write(directory, data):
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def main():
+    corpus = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else FUZZ / "corpus"
+    count = 0
+    for body in bodies():
+        for target in ("parse", "gate", "roots"):
+            write(corpus / target, body)
+        for n, request in enumerate(requests(body)):
+            # Read size and limits variant first, as the http target reads.
+            write(corpus / "http", bytes([(n * 37 + 1) % 256, n % 3]) + request)
+        count += 1
+    print(f"{count} messages seeded into {corpus}")
+
+
+if __name__ == "__main__":
+    main()

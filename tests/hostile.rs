@@ -1,0 +1,638 @@
+//! Hostile clients over real sockets: each gets its documented answer
+//! (status, JSON-RPC code, id echo), a well-behaved client on another
+//! connection keeps getting correct answers meanwhile, and the server's
+//! peak memory stays bounded.
+
+#[path = "support/process.rs"]
+mod process;
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use process::{Answer, CLIENT_HEADERS, Server, post, read_answer};
+use serde_json::{Value, json};
+use support::*;
+
+/// The body limit of the servers here (the default).
+const BODY_LIMIT: usize = 4 * 1024 * 1024;
+
+/// Peak resident memory a server may reach in these tests, in KiB.
+///
+/// A server starts at about 26 MiB (compiled schemas, two workers'
+/// runtimes); then it holds per connection a read buffer of at most
+/// `max_head_bytes + body_limit + 16 KiB` and per worker a parse scratch of
+/// a few times the largest body parsed. The largest bodies here are 1 MiB
+/// texts (measured peak: about 60 MiB); 128 MiB leaves room for that and
+/// still catches a buffer that grows with what a client sends (10,000
+/// headers, a 2 GiB length, a body dribbled for ever).
+const PEAK_RSS_KIB: u64 = 128 * 1024;
+
+/// A server with short timeouts and a bystander: a client on its own
+/// keep-alive connection that sends a valid and an invalid message in turn
+/// and checks each answer until the test is over.
+struct Hostile {
+    server: Server,
+    stop: Arc<AtomicBool>,
+    bystander: Option<JoinHandle<u64>>,
+}
+
+impl Hostile {
+    fn start() -> Hostile {
+        Hostile::with_timeouts(2000, 3000)
+    }
+
+    fn with_timeouts(read_ms: u64, idle_ms: u64) -> Hostile {
+        let dir = std::env::temp_dir().join(format!(
+            "mcpgate-hostile-{}-{read_ms}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = dir.join("hostile.toml");
+        std::fs::write(
+            &config,
+            format!("read_timeout_ms = {read_ms}\nidle_timeout_ms = {idle_ms}\n"),
+        )
+        .unwrap();
+        let server = Server::start(&["--config", config.to_str().unwrap()]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let bystander = {
+            let stop = stop.clone();
+            let mut stream = server.connect();
+            std::thread::spawn(move || bystander(&mut stream, &stop))
+        };
+        Hostile {
+            server,
+            stop,
+            bystander: Some(bystander),
+        }
+    }
+
+    fn send(&self, raw: &[u8]) -> Answer {
+        self.server.send(raw)
+    }
+
+    /// Stops the bystander (which must have been answered, every time
+    /// correctly) and checks the server's peak memory.
+    fn finish(mut self) {
+        // At least one answer while the hostile clients were at it.
+        std::thread::sleep(Duration::from_millis(50));
+        self.stop.store(true, Ordering::Relaxed);
+        let answered = self.bystander.take().unwrap().join().expect("bystander");
+        assert!(answered >= 2, "the bystander was answered {answered} times");
+        let peak = peak_rss_kib(&self.server);
+        eprintln!("server peak RSS: {peak} KiB");
+        assert!(
+            peak < PEAK_RSS_KIB,
+            "peak RSS {peak} KiB over the bound of {PEAK_RSS_KIB} KiB"
+        );
+    }
+}
+
+impl Drop for Hostile {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// `VmHWM` of the server process: its peak resident set, in KiB.
+fn peak_rss_kib(server: &Server) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/<pid>/status")
+}
+
+fn bystander(stream: &mut TcpStream, stop: &AtomicBool) -> u64 {
+    let good = tools_call(json!("calm"), "echo", json!({"text": "hi"}));
+    let mut bad = tools_call(json!(41), "echo", json!({}));
+    bad["params"]["name"] = json!(7);
+    let good = request(&good);
+    let bad = request(&bad);
+    let mut answered = 0;
+    // At least one round, however soon the test is over.
+    loop {
+        stream.write_all(&good).unwrap();
+        let answer = read_answer(stream);
+        assert_eq!(answer.status, 204, "bystander: {answer:?}");
+        stream.write_all(&bad).unwrap();
+        let answer = read_answer(stream);
+        assert_eq!(answer.status, 400, "bystander: {answer:?}");
+        assert_eq!(answer.json()["id"], 41);
+        assert_eq!(answer.json()["error"]["code"], -32602);
+        answered += 2;
+        if stop.load(Ordering::Relaxed) {
+            return answered;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A POST to `/validate` of `message` with the headers its lane wants.
+fn request(message: &Value) -> Vec<u8> {
+    post(
+        "/validate",
+        &modern_headers(message),
+        &serde_json::to_vec(message).unwrap(),
+        CLIENT_HEADERS,
+    )
+}
+
+/// A POST to `/validate` of raw `body` with `headers`.
+fn raw_request(headers: &[(String, String)], body: &[u8]) -> Vec<u8> {
+    post("/validate", headers, body, CLIENT_HEADERS)
+}
+
+fn modern(method: &str, name: Option<&str>) -> Vec<(String, String)> {
+    let mut headers = vec![
+        ("MCP-Protocol-Version".to_owned(), MODERN.to_owned()),
+        ("Mcp-Method".to_owned(), method.to_owned()),
+    ];
+    if let Some(name) = name {
+        headers.push(("Mcp-Name".to_owned(), name.to_owned()));
+    }
+    headers
+}
+
+/// Asserts the status, the JSON-RPC code and the id of an error answer.
+#[track_caller]
+fn assert_error(answer: &Answer, status: u16, code: i64, id: Value, case: &str) {
+    assert_eq!(
+        answer.status,
+        status,
+        "{case}: {}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let body = answer.json();
+    assert_eq!(body["jsonrpc"], "2.0", "{case}");
+    assert_eq!(body["error"]["code"], code, "{case}: {body}");
+    assert_eq!(body["id"], id, "{case}");
+}
+
+/// Writes `raw` (from another thread, ignoring a connection the server
+/// closes early) and reads the answer.
+fn send_all_then_read(server: &Server, raw: Vec<u8>) -> Answer {
+    let mut stream = server.connect();
+    let mut writer = stream.try_clone().unwrap();
+    let sender = std::thread::spawn(move || {
+        let _ = writer.write_all(&raw);
+    });
+    let answer = read_answer(&mut stream);
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+    sender.join().unwrap();
+    answer
+}
+
+/// A tools/call with `arguments` written as raw JSON text.
+fn tools_call_raw(id: &str, name: &str, arguments: &str) -> Vec<u8> {
+    let meta = serde_json::to_string(&meta()).unwrap();
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"_meta":{meta},"name":"{name}","arguments":{arguments}}}}}"#
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_request_dribbled_a_byte_at_a_time_is_answered_within_the_read_deadline() {
+    let hostile = Hostile::with_timeouts(10_000, 10_000);
+    let message = tools_call(json!("slow"), "echo", json!({"text": "one byte at a time"}));
+    let raw = request(&message);
+    let mut stream = hostile.server.connect();
+    // Headers and body alike, one byte per write.
+    for byte in &raw {
+        stream.write_all(&[*byte]).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(read_answer(&mut stream).status, 204);
+    // The same, refused: the answer still echoes the id.
+    let mut bad = tools_call(json!("slow-bad"), "echo", json!({}));
+    bad["params"]["name"] = json!(false);
+    for byte in &request(&bad) {
+        stream.write_all(&[*byte]).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_error(
+        &read_answer(&mut stream),
+        400,
+        -32602,
+        json!("slow-bad"),
+        "dribbled invalid params",
+    );
+    hostile.finish();
+}
+
+#[test]
+fn a_client_dribbling_past_the_read_deadline_is_closed_without_an_answer() {
+    let hostile = Hostile::with_timeouts(300, 3000);
+    let message = tools_call(json!(1), "echo", json!({}));
+    let raw = request(&message);
+    let mut stream = hostile.server.connect();
+    let mut closed = false;
+    // 40 ms a byte: the 300 ms deadline passes within the head.
+    for byte in &raw {
+        if stream.write_all(&[*byte]).is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(40));
+        if !closed {
+            let mut probe = [0u8; 64];
+            stream.set_nonblocking(true).unwrap();
+            match stream.read(&mut probe) {
+                Ok(0) => closed = true,
+                Ok(n) => panic!("answered: {:?}", String::from_utf8_lossy(&probe[..n])),
+                Err(_) => {}
+            }
+            stream.set_nonblocking(false).unwrap();
+            if closed {
+                break;
+            }
+        }
+    }
+    assert!(closed, "the dribbling client was never closed");
+    hostile.finish();
+}
+
+#[test]
+fn a_content_length_of_2_gib_is_refused_413_before_any_body() {
+    let hostile = Hostile::start();
+    let raw = format!(
+        "POST /validate HTTP/1.1\r\nHost: t\r\n{CLIENT_HEADERS}MCP-Protocol-Version: {MODERN}\r\nContent-Length: 2147483648\r\n\r\n{{\"jsonrpc\""
+    );
+    let answer = hostile.send(raw.as_bytes());
+    assert_error(&answer, 413, -32600, Value::Null, "Content-Length 2^31");
+    assert!(
+        answer.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&BODY_LIMIT.to_string()),
+        "the message names the limit"
+    );
+    assert_eq!(answer.header("Connection"), Some("close"));
+    hostile.finish();
+}
+
+#[test]
+fn malformed_and_over_long_chunk_sizes_are_refused() {
+    let hostile = Hostile::start();
+    let head = format!(
+        "POST /validate HTTP/1.1\r\nHost: t\r\n{CLIENT_HEADERS}Transfer-Encoding: chunked\r\n\r\n"
+    );
+    let long_extension = format!("1;{}\r\nx\r\n0\r\n\r\n", "e".repeat(5000));
+    let no_line_end = "1".repeat(5000);
+    let cases: [(&str, &str, u16); 8] = [
+        ("not hex", "zz\r\n{}\r\n0\r\n\r\n", 400),
+        ("negative", "-2\r\n{}\r\n0\r\n\r\n", 400),
+        ("17 hex digits", "10000000000000000\r\n", 400),
+        ("LF without CR", "2\n{}\r\n0\r\n\r\n", 400),
+        ("data longer than its size", "1\r\n{}\r\n0\r\n\r\n", 400),
+        ("a 5000-byte size line", &long_extension, 400),
+        ("a size line that never ends", &no_line_end, 400),
+        ("2^64 - 1 bytes", "ffffffffffffffff\r\n{}", 413),
+    ];
+    for (case, body, status) in cases {
+        let answer = send_all_then_read(&hostile.server, format!("{head}{body}").into_bytes());
+        assert_error(&answer, status, -32600, Value::Null, case);
+        assert_eq!(answer.header("Connection"), Some("close"), "{case}");
+    }
+    hostile.finish();
+}
+
+#[test]
+fn nesting_100000_deep_is_refused_without_exhausting_the_stack() {
+    let hostile = Hostile::start();
+    let depth = 100_000;
+    let arrays = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let open_arrays = "[".repeat(depth);
+    let objects = format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
+    let in_arguments = tools_call_raw("7", "echo", &arrays);
+    let cases: [(&str, &[u8], i64); 4] = [
+        // Deeper than the limit: refused at the limit, before any schema
+        // (so as a parse refusal, without the id).
+        ("arrays", arrays.as_bytes(), -32600),
+        ("objects", objects.as_bytes(), -32600),
+        ("in the arguments", &in_arguments, -32600),
+        // Never closed: still refused for its depth, at the 65th level,
+        // before its end is looked for.
+        ("unclosed arrays", open_arrays.as_bytes(), -32600),
+    ];
+    for (case, body, code) in cases {
+        let answer = hostile.send(&raw_request(&modern("tools/call", Some("echo")), body));
+        assert_error(&answer, 400, code, Value::Null, case);
+    }
+    hostile.finish();
+}
+
+#[test]
+fn texts_and_keys_of_1_mib_are_checked_and_never_echoed_in_full() {
+    let hostile = Hostile::start();
+    let mib = "x".repeat(1 << 20);
+    // Free-form arguments: any size within the body limit is valid.
+    let long_text = tools_call_raw("1", "echo", &format!(r#"{{"text":"{mib}"}}"#));
+    let long_key = tools_call_raw("2", "echo", &format!(r#"{{"{mib}":1}}"#));
+    for (case, body) in [("text", &long_text), ("key", &long_key)] {
+        let answer = hostile.send(&raw_request(&modern("tools/call", Some("echo")), body));
+        assert_eq!(answer.status, 204, "a 1 MiB {case}");
+    }
+    // A 1 MiB method (legacy lane: no header has to carry it): not found,
+    // the id echoed, the method cut at the echo bound.
+    let body = format!(r#"{{"jsonrpc":"2.0","id":3,"method":"{mib}"}}"#);
+    let answer = hostile.send(&raw_request(&[], body.as_bytes()));
+    assert_error(&answer, 200, -32601, json!(3), "a 1 MiB method");
+    assert!(answer.body.len() < 1024, "{} bytes", answer.body.len());
+    // A 1 MiB id is an id, but too long to repeat.
+    let mut message = tools_call(json!(mib), "echo", json!({}));
+    message["params"]["name"] = json!(7);
+    let answer = hostile.send(&request(&message));
+    assert_error(&answer, 400, -32602, Value::Null, "a 1 MiB id");
+    assert!(answer.body.len() < 2048, "{} bytes", answer.body.len());
+    // A 1 MiB protocol version in _meta is refused, and cut in the answer.
+    let mut message = tools_call(json!(4), "echo", json!({}));
+    message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(mib);
+    let answer = hostile.send(&raw_request(
+        &modern("tools/call", Some("echo")),
+        &serde_json::to_vec(&message).unwrap(),
+    ));
+    assert_eq!(answer.status, 400);
+    assert!(answer.body.len() < 2048, "{} bytes", answer.body.len());
+    hostile.finish();
+}
+
+#[test]
+fn numbers_of_300_digits_are_values_but_not_ids() {
+    let hostile = Hostile::start();
+    let digits = "9".repeat(300);
+    let answer = hostile.send(&raw_request(
+        &modern("tools/call", Some("echo")),
+        &tools_call_raw(&digits, "echo", "{}"),
+    ));
+    assert_error(&answer, 400, -32600, Value::Null, "a 300-digit id");
+    let answer = hostile.send(&raw_request(
+        &modern("tools/call", Some("echo")),
+        &tools_call_raw("1", "echo", &format!(r#"{{"n":{digits},"m":-{digits}}}"#)),
+    ));
+    assert_eq!(answer.status, 204, "300-digit argument values");
+    hostile.finish();
+}
+
+#[test]
+fn invalid_utf8_and_lone_surrogates_are_parse_errors() {
+    let hostile = Hostile::start();
+    let headers = modern("tools/call", Some("echo"));
+    let cases: [(&str, Vec<u8>); 6] = [
+        (
+            "a 0xFF byte",
+            splice(
+                &tools_call_raw("1", "echo", r#"{"t":"@@"}"#),
+                b"@@",
+                b"a\xffb",
+            ),
+        ),
+        (
+            "an overlong encoding",
+            splice(
+                &tools_call_raw("1", "echo", r#"{"t":"@@"}"#),
+                b"@@",
+                b"\xc0\xaf",
+            ),
+        ),
+        (
+            "an encoded surrogate",
+            splice(
+                &tools_call_raw("1", "echo", r#"{"t":"@@"}"#),
+                b"@@",
+                b"\xed\xa0\x80",
+            ),
+        ),
+        (
+            "a truncated sequence",
+            splice(
+                &tools_call_raw("1", "echo", r#"{"t":"@@"}"#),
+                b"@@",
+                b"\xe2\x82",
+            ),
+        ),
+        (
+            "a lone high surrogate escape",
+            tools_call_raw("1", "echo", r#"{"t":"\ud800"}"#),
+        ),
+        (
+            "a lone low surrogate escape",
+            tools_call_raw("1", "echo", r#"{"t":"x\udc00y"}"#),
+        ),
+    ];
+    for (case, body) in cases {
+        let answer = hostile.send(&raw_request(&headers, &body));
+        assert_error(&answer, 400, -32700, Value::Null, case);
+    }
+    // A surrogate pair is a character like any other.
+    let answer = hostile.send(&raw_request(
+        &headers,
+        &tools_call_raw("1", "echo", r#"{"t":"\ud83d\ude00"}"#),
+    ));
+    assert_eq!(answer.status, 204);
+    hostile.finish();
+}
+
+fn splice(body: &[u8], marker: &[u8], with: &[u8]) -> Vec<u8> {
+    let at = body
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .unwrap();
+    let mut out = body[..at].to_vec();
+    out.extend_from_slice(with);
+    out.extend_from_slice(&body[at + marker.len()..]);
+    out
+}
+
+#[test]
+fn duplicate_keys_at_every_depth_are_refused() {
+    let hostile = Hostile::start();
+    let headers = modern("tools/call", Some("echo"));
+    let meta = serde_json::to_string(&meta()).unwrap();
+    let cases = [
+        (
+            "top level",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"id":1,"method":"tools/call","params":{{"_meta":{meta},"name":"echo"}}}}"#
+            ),
+        ),
+        (
+            "params",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{meta},"name":"echo","name":"other"}}}}"#
+            ),
+        ),
+        (
+            "_meta",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"{MODERN}","io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{{}}}},"name":"echo"}}}}"#
+            ),
+        ),
+        (
+            "deep in the arguments",
+            String::from_utf8(tools_call_raw(
+                "1",
+                "echo",
+                r#"{"a":[{"b":{"c":1,"d":[{"e":1,"e":1}]}}]}"#,
+            ))
+            .unwrap(),
+        ),
+        (
+            "the same key spelled with an escape",
+            String::from_utf8(tools_call_raw("1", "echo", r#"{"k":1,"\u006b":2}"#)).unwrap(),
+        ),
+    ];
+    for (case, body) in cases {
+        let answer = hostile.send(&raw_request(&headers, body.as_bytes()));
+        assert_error(&answer, 400, -32600, Value::Null, case);
+    }
+    hostile.finish();
+}
+
+#[test]
+fn nul_bytes_are_refused_where_json_and_http_forbid_them() {
+    let hostile = Hostile::start();
+    let headers = modern("tools/call", Some("echo"));
+    let between_tokens = splice(&tools_call_raw("1", "echo", "{}"), b"{}", b"{\0}");
+    let in_a_string = splice(
+        &tools_call_raw("1", "echo", r#"{"t":"@@"}"#),
+        b"@@",
+        b"a\0b",
+    );
+    for (case, body) in [
+        ("between tokens", between_tokens),
+        ("in a string", in_a_string),
+    ] {
+        let answer = hostile.send(&raw_request(&headers, &body));
+        assert_error(&answer, 400, -32700, Value::Null, case);
+    }
+    // Escaped, it is a character like any other.
+    let escaped = tools_call_raw("1", "echo", r#"{"t":"a\u0000b"}"#);
+    assert_eq!(hostile.send(&raw_request(&headers, &escaped)).status, 204);
+    // In a header value or the request line: not HTTP.
+    let body = tools_call_raw("1", "echo", "{}");
+    let mut with_nul = headers.clone();
+    with_nul.push(("X-Note".to_owned(), "a\0b".to_owned()));
+    let answer = send_all_then_read(&hostile.server, raw_request(&with_nul, &body));
+    assert_error(&answer, 400, -32600, Value::Null, "a NUL in a header");
+    let answer = send_all_then_read(
+        &hostile.server,
+        b"POST /vali\0date HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}".to_vec(),
+    );
+    assert_error(&answer, 400, -32600, Value::Null, "a NUL in the target");
+    hostile.finish();
+}
+
+#[test]
+fn ten_thousand_headers_are_refused_431() {
+    let hostile = Hostile::start();
+    let many: Vec<(String, String)> = (0..10_000)
+        .map(|n| (format!("X-H{n}"), n.to_string()))
+        .collect();
+    let answer = send_all_then_read(
+        &hostile.server,
+        raw_request(&many, &tools_call_raw("1", "echo", "{}")),
+    );
+    assert_error(&answer, 431, -32600, Value::Null, "10,000 headers");
+    // As many bytes in few headers: the head size limit.
+    let wide = vec![("X-Wide".to_owned(), "w".repeat(100_000))];
+    let answer = send_all_then_read(
+        &hostile.server,
+        raw_request(&wide, &tools_call_raw("1", "echo", "{}")),
+    );
+    assert_error(&answer, 431, -32600, Value::Null, "a 100,000-byte header");
+    hostile.finish();
+}
+
+#[test]
+fn cr_and_lf_in_mirrored_headers_never_pass_or_reach_the_answer() {
+    let hostile = Hostile::start();
+    let body = tools_call_raw("5", "echo", "{}");
+    let head = |name_line: &str| {
+        let mut raw = format!(
+            "POST /validate HTTP/1.1\r\nHost: t\r\n{CLIENT_HEADERS}MCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\n{name_line}Content-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        raw.extend_from_slice(&body);
+        raw
+    };
+    // A bare CR inside a value, or a value folded onto the next line, is
+    // not HTTP.
+    for line in [
+        "Mcp-Name: ec\rho\r\n",
+        "Mcp-Name: echo\r\nMcp-Param-Units: a\rb\r\n",
+        "Mcp-Name: ec\r\n ho\r\n",
+    ] {
+        let answer = send_all_then_read(&hostile.server, head(line));
+        assert_error(
+            &answer,
+            400,
+            -32600,
+            Value::Null,
+            &line.escape_debug().to_string(),
+        );
+    }
+    // A bare LF ends the line: what follows is another header, and
+    // Mcp-Name holds only what came before it.
+    let answer = hostile.send(&head("Mcp-Name: ec\nho: x\r\n"));
+    assert_error(&answer, 400, -32020, json!(5), "an LF in Mcp-Name");
+    let data = &answer.json()["error"]["data"];
+    assert_eq!(data["header"], "Mcp-Name");
+    assert_eq!(
+        (data["expected"].clone(), data["received"].clone()),
+        (json!("echo"), json!("ec"))
+    );
+    // A header injected through the base64 sentinel stays text in the
+    // JSON answer and never becomes a header of it.
+    let injected = "=?base64?ZWNobw0KU2V0LUNvb2tpZTogeD0x?="; // "echo\r\nSet-Cookie: x=1"
+    let answer = hostile.send(&head(&format!("Mcp-Name: {injected}\r\n")));
+    assert_error(&answer, 400, -32020, json!(5), "CR LF in a sentinel");
+    assert_eq!(
+        answer.json()["error"]["data"]["received"],
+        "echo\r\nSet-Cookie: x=1"
+    );
+    assert!(answer.header("Set-Cookie").is_none());
+    // The same text in body and sentinel agrees: it is a name like any other.
+    let crlf_name = tools_call_raw("6", r"echo\r\nSet-Cookie: x=1", "{}");
+    let mut raw = format!(
+        "POST /validate HTTP/1.1\r\nHost: t\r\n{CLIENT_HEADERS}MCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\nMcp-Name: {injected}\r\nContent-Length: {}\r\n\r\n",
+        crlf_name.len()
+    )
+    .into_bytes();
+    raw.extend_from_slice(&crlf_name);
+    assert_eq!(hostile.send(&raw).status, 204);
+    hostile.finish();
+}
+
+#[test]
+fn headers_naming_one_tool_and_a_body_naming_another_are_a_header_mismatch() {
+    let hostile = Hostile::start();
+    let message = tools_call(json!("who"), "delete_everything", json!({}));
+    let answer = hostile.send(&raw_request(
+        &modern("tools/call", Some("get_weather")),
+        &serde_json::to_vec(&message).unwrap(),
+    ));
+    assert_error(&answer, 400, -32020, json!("who"), "tool names differ");
+    let data = &answer.json()["error"]["data"];
+    assert_eq!(data["header"], "Mcp-Name");
+    assert_eq!(data["expected"], "delete_everything");
+    assert_eq!(data["received"], "get_weather");
+    // And the method header naming another method.
+    let answer = hostile.send(&raw_request(
+        &modern("tools/list", None),
+        &serde_json::to_vec(&message).unwrap(),
+    ));
+    assert_error(&answer, 400, -32020, json!("who"), "methods differ");
+    assert_eq!(answer.json()["error"]["data"]["header"], "Mcp-Method");
+    hostile.finish();
+}
