@@ -1,7 +1,10 @@
 //! Structured `tools/call` messages through `Gate::check`: ids of every
 //! kind, names, `_meta` with right and wrong protocol fields, nested
 //! arguments, padding up to and past the body limit, duplicate keys, and
-//! headers that agree with the body or not. Same assertions as `parse`.
+//! headers that agree with the body or not; calls of the test catalog's
+//! tools with arguments built from a valid call and then broken, and their
+//! `Mcp-Param-*` headers. Same assertions as `parse`, plus the tool
+//! dialect's.
 #![no_main]
 
 mod common;
@@ -125,19 +128,26 @@ impl<'a> Arbitrary<'a> for Call {
             "tools/call".to_owned()
         };
         message.insert("method".into(), json!(method));
-        let name = if u.ratio(1, 16)? {
-            value(u, 1)?
-        } else {
-            Value::String(text(u)?)
+        let name = match u.int_in_range(0..=15)? {
+            0 => value(u, 1)?,
+            1..=5 => Value::String(text(u)?),
+            _ => Value::String(u.choose(&common::TOOLS)?.to_string()),
         };
         let mut params = Map::new();
         if let Some(meta) = meta(u)? {
             params.insert("_meta".into(), meta);
         }
         params.insert("name".into(), name.clone());
+        let tool = name.as_str().and_then(valid_arguments);
         if !u.ratio(1, 8)? {
-            let depth = u.int_in_range(0..=8)?;
-            params.insert("arguments".into(), value(u, depth)?);
+            let arguments = match tool {
+                Some(valid) if !u.ratio(1, 4)? => broken(u, valid)?,
+                _ => {
+                    let depth = u.int_in_range(0..=8)?;
+                    value(u, depth)?
+                }
+            };
+            params.insert("arguments".into(), arguments);
         }
         // Padding: up to a little past the body limit.
         let pad = match u.int_in_range(0..=7)? {
@@ -187,11 +197,104 @@ impl<'a> Arbitrary<'a> for Call {
         } else if bool::arbitrary(u)? {
             headers.push(("MCP-Protocol-Version", b"2025-11-25".to_vec()));
         }
+        if modern {
+            // The catalog's `x-mcp-header` parameters: mirrored from the
+            // arguments, or not, or wrongly.
+            let arguments = params_arguments(&bytes);
+            for (header, path) in PARAM_HEADERS {
+                let argument = path
+                    .iter()
+                    .try_fold(&arguments, |v, key| v.get(key))
+                    .filter(|v| !v.is_null());
+                let sent = match (argument, u.int_in_range(0..=7)?) {
+                    (_, 0) => continue,
+                    (_, 1) => Some(text(u)?),
+                    (Some(Value::String(s)), _) => Some(s.clone()),
+                    (Some(other), _) => Some(other.to_string()),
+                    (None, _) => None,
+                };
+                if let Some(sent) = sent {
+                    headers.push((header, common::header_value(&sent)));
+                }
+            }
+        }
         Ok(Call {
             message: bytes,
             headers,
         })
     }
+}
+
+/// The test catalog's annotated parameters: header and argument path.
+const PARAM_HEADERS: [(&str, &[&str]); 4] = [
+    ("Mcp-Param-Region", &["region"]),
+    ("Mcp-Param-Account-Id", &["accountId"]),
+    ("Mcp-Param-Verbose", &["verbose"]),
+    ("Mcp-Param-Team", &["owner", "team"]),
+];
+
+fn params_arguments(bytes: &[u8]) -> Value {
+    serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|m| m.get("params")?.get("arguments").cloned())
+        .unwrap_or(Value::Null)
+}
+
+/// A valid call's arguments for a tool of the test catalog.
+fn valid_arguments(tool: &str) -> Option<Value> {
+    Some(match tool {
+        "search_orders" => json!({"marketplaceIds": ["ATVPDKIKX0DER"], "region": "NA",
+            "createdAfter": "2026-01-01T00:00:00Z", "statuses": ["Pending"],
+            "buyerEmail": "a@example.com", "filters": {"currency": "USD", "minTotal": 1},
+            "pageSize": 10, "includeItems": false}),
+        "create_shipment" => json!({"orderId": "123-1234567-1234567",
+            "lines": [{"sku": "A", "quantity": 1, "packSize": 6}],
+            "shipTo": {"name": "A", "line1": "B", "city": "C", "country": "DE"},
+            "carrier": {"type": "ups", "service": "air"}, "insured": true, "shipDate": "2026-12-01"}),
+        "get_account" => json!({"accountId": 42, "verbose": true, "owner": {"team": "ops"}, "fields": ["a"]}),
+        "send_message" => json!({"to": "a@example.com", "subject": "s", "text": "t", "priority": 1}),
+        "echo" => json!({"any": "thing"}),
+        _ => return None,
+    })
+}
+
+/// `valid` with some of its members replaced, removed, renamed or added.
+fn broken(u: &mut Unstructured<'_>, mut valid: Value) -> Result<Value> {
+    let edits = u.int_in_range(0..=4)?;
+    for _ in 0..edits {
+        let Some(object) = valid.as_object_mut() else {
+            break;
+        };
+        let keys: Vec<String> = object.keys().cloned().collect();
+        match u.int_in_range(0..=3)? {
+            0 if !keys.is_empty() => {
+                let key = u.choose(&keys)?.clone();
+                let depth = u.int_in_range(0..=3)?;
+                object.insert(key, value(u, depth)?);
+            }
+            1 if !keys.is_empty() => {
+                let key = u.choose(&keys)?.clone();
+                object.remove(&key);
+            }
+            2 if !keys.is_empty() => {
+                // A near miss: the key with one letter changed or cased.
+                let key = u.choose(&keys)?.clone();
+                let moved = object.remove(&key).unwrap_or(Value::Null);
+                let renamed = if bool::arbitrary(u)? {
+                    key.to_uppercase()
+                } else {
+                    format!("{key}x")
+                };
+                object.insert(renamed, moved);
+            }
+            _ => {
+                let key = text(u)?;
+                let depth = u.int_in_range(0..=3)?;
+                object.insert(key, value(u, depth)?);
+            }
+        }
+    }
+    Ok(valid)
 }
 
 fuzz_target!(|call: Call| {

@@ -4,9 +4,12 @@
 
 use std::sync::{Mutex, OnceLock};
 
+use mcpgate::catalog::{Catalog, CatalogOptions};
 use mcpgate::gate::distill::{ECHO_BOUND, MAX_LOCATIONS, MAX_PROBLEMS};
 use mcpgate::gate::{Gate, GateConfig, RequestHeaders, Verdict};
+use mcpgate::reject::Dialect;
 use mcpgate::reject::codes::DataKey;
+use mcpgate::reject::dialect::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_HINTS};
 use mcpgate::reject::envelope::MAX_MESSAGE_BYTES;
 use mcpgate::reject::{Reason, Rejecter, Rejection};
 use mcpgate::server::http::{FrameLimits, frame_request};
@@ -17,16 +20,41 @@ use serde_json::Value;
 /// A small body limit keeps executions fast and makes 413 reachable.
 pub const BODY_LIMIT: usize = 64 * 1024;
 
+/// The gate, with the project's test catalog (realistic tools, three of
+/// them refused at registration) so that the value gate is reached.
 pub fn gate() -> &'static Gate {
     static GATE: OnceLock<Gate> = OnceLock::new();
     GATE.get_or_init(|| {
-        Gate::new(GateConfig {
+        let gate = Gate::new(GateConfig {
             body_limit: BODY_LIMIT,
             ..GateConfig::default()
         })
-        .expect("the protocol roots compile")
+        .expect("the protocol roots compile");
+        // From the fuzz crate or from the main crate's tests.
+        let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let path = [
+            here.join("tests/catalog/tools.json"),
+            here.join("../tests/catalog/tools.json"),
+        ]
+        .into_iter()
+        .find(|p| p.is_file())
+        .expect("tests/catalog/tools.json");
+        let catalog =
+            Catalog::from_file(&path, &CatalogOptions::default()).expect("the test catalog");
+        gate.set_catalog(catalog);
+        gate
     })
 }
+
+/// The tools of the test catalog a call can name.
+pub const TOOLS: [&str; 6] = [
+    "search_orders",
+    "create_shipment",
+    "get_account",
+    "send_message",
+    "echo",
+    "broken_default",
+];
 
 /// The longest a client-derived text may be once cut (`…` is 3 bytes).
 pub const ECHO_MAX: usize = ECHO_BOUND + 3;
@@ -107,13 +135,20 @@ pub fn check_rejection(rejection: &Rejection, body: &[u8]) {
     if let Some(Value::String(id)) = object.get("id") {
         assert!(id.len() <= ECHO_BOUND, "an echoed id over the bound");
     }
-    // A tool dialect may answer 200 with a result; nothing else does.
+    // The tool dialect answers 200 with a result; nothing else does.
     if let Some(result) = object.get("result") {
+        assert_eq!(row.dialect, Dialect::Tool);
         assert_eq!(rejection.status, 200);
         assert!(!object.contains_key("error"));
-        assert!(result.is_object());
+        assert!(
+            rejection.body.len() <= TOOL_ANSWER_MAX,
+            "{} bytes",
+            rejection.body.len()
+        );
+        check_tool_result(result);
         return;
     }
+    assert_eq!(row.dialect, Dialect::Error);
     for key in object.keys() {
         assert!(matches!(key.as_str(), "jsonrpc" | "id" | "error"), "{key}");
     }
@@ -153,6 +188,67 @@ pub fn check_rejection(rejection: &Rejection, body: &[u8]) {
     if body.len() > BODY_LIMIT {
         assert_eq!(rejection.reason, Reason::BodyTooLarge);
     }
+}
+
+/// The largest tool-dialect answer: the summary (a `message`), then per
+/// detail (10 locations of 11 problems) a line in the text and an object
+/// of a path, a pointer and an issue (client-derived, each within
+/// `ECHO_MAX`) and fixed words; the hints, once in the text and once in
+/// the envelope; the examples; 1 KiB of fixed envelope.
+pub const TOOL_ANSWER_MAX: usize = {
+    let per_string = 6 * ECHO_MAX + 2 + 32;
+    let details = MAX_LOCATIONS * (MAX_PROBLEMS + 1);
+    1024 + 2 * (6 * MESSAGE_MAX + 2)
+        + details * (5 * per_string + 160)
+        + 2 * MAX_HINTS * per_string
+        + MAX_EXAMPLES * (MAX_EXAMPLE_BYTES + 1)
+};
+
+/// A tool-dialect result: `isError`, the text, the envelope's fields and
+/// their bounds.
+fn check_tool_result(result: &Value) {
+    assert_eq!(result["isError"], Value::Bool(true));
+    assert!(result["content"][0]["text"].is_string());
+    let envelope = result["structuredContent"]
+        .as_object()
+        .expect("an envelope");
+    assert_eq!(envelope["error_kind"], "mcp_input_validation");
+    assert_eq!(envelope["retryable"], false);
+    assert_eq!(envelope["_envelope_version"], 1);
+    let tool = envelope["tool"].as_str().expect("tool");
+    assert!(!tool.is_empty() && tool.len() <= ECHO_MAX);
+    assert!(
+        envelope["summary"]
+            .as_str()
+            .is_some_and(|s| s.len() <= MESSAGE_MAX)
+    );
+    let code = envelope["error_code"].as_str().expect("error_code");
+    assert!(code.starts_with("SCHEMA_"));
+    let details = envelope["details"].as_array().expect("details");
+    assert!(!details.is_empty() && details.len() <= MAX_LOCATIONS * (MAX_PROBLEMS + 1));
+    for detail in details {
+        for key in [
+            "path",
+            "pointer",
+            "issue",
+            "received_type",
+            "keyword",
+            "error_code",
+        ] {
+            let text = detail[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("detail {key}"));
+            assert!(text.len() <= ECHO_MAX, "{key} of {} bytes", text.len());
+        }
+    }
+    let hints = envelope["hints"].as_array().expect("hints");
+    assert!(hints.len() <= MAX_HINTS);
+    strings_within_bound(&envelope["hints"]);
+    assert!(
+        envelope["examples"]
+            .as_array()
+            .is_some_and(|e| e.len() <= MAX_EXAMPLES)
+    );
 }
 
 fn strings_within_bound(value: &Value) {
