@@ -24,7 +24,7 @@ pub enum Command {
     /// Print what the gateway would answer to each message.
     Check(check::CheckArgs),
     /// Run the gateway: the MCP endpoint, `/validate`, `/metrics`, `/healthz`.
-    Serve(crate::config::ServeArgs),
+    Serve(Box<crate::config::ServeArgs>),
     /// List the protocol roots the gateway compiles, per schema revision.
     Roots,
 }
@@ -34,7 +34,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args),
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Roots => {
             for document in SchemaDocument::ALL {
                 for key in root_keys(&document.parse()) {
@@ -76,6 +76,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
         endpoint: settings.endpoint.clone(),
         wire: settings.wire.clone(),
         metrics: Default::default(),
+        forwarding: settings.server.upstream.is_some(),
     });
     let mut server = settings.server.clone();
     server.on_listening = Some(Arc::new(|address| {
