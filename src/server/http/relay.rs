@@ -6,6 +6,7 @@
 //! (closing it), which is how the upstream learns the request is
 //! cancelled.
 
+use std::io::Write as _;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -94,8 +95,8 @@ impl<S: Service> Conn<'_, S> {
                     }
                 }
                 if rechunk {
-                    self.out
-                        .extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+                    // Writing into a Vec cannot fail.
+                    let _ = write!(self.out, "{:x}\r\n", data.len());
                     self.out.extend_from_slice(&data);
                     self.out.extend_from_slice(b"\r\n");
                 } else {
@@ -159,17 +160,13 @@ impl<S: Service> Conn<'_, S> {
 /// The status line and headers of a relayed answer, with its framing for
 /// the client and the connection header.
 fn encode_answer_head(out: &mut Vec<u8>, head: &AnswerHead, conn: ConnHeader, rechunk: bool) {
-    out.extend_from_slice(b"HTTP/1.1 ");
-    out.extend_from_slice(head.status.to_string().as_bytes());
-    out.push(b' ');
-    out.extend_from_slice(reason(head.status).as_bytes());
-    out.extend_from_slice(b"\r\n");
+    let _ = write!(out, "HTTP/1.1 {} {}\r\n", head.status, reason(head.status));
     out.extend_from_slice(&head.headers);
     if has_body(head.status) {
         match head.framing {
             BodyFraming::None => out.extend_from_slice(b"Content-Length: 0\r\n"),
             BodyFraming::Length(n) => {
-                out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+                let _ = write!(out, "Content-Length: {n}\r\n");
             }
             BodyFraming::Chunked | BodyFraming::UntilClose if rechunk => {
                 out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
