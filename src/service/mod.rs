@@ -305,3 +305,16 @@ impl Service for McpService {
         self.metrics.bytes_in(n);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_payloads_are_the_data_lines_of_each_event() {
+        let stream =
+            b"event: message\r\ndata: {\"a\":1}\r\n\r\n: comment\nid: 2\ndata:{\"b\":2}\n\n";
+        assert_eq!(event_payloads(stream), b"{\"a\":1}\n{\"b\":2}\n");
+        assert!(event_payloads(b"retry: 10\n\n").is_empty());
+    }
+}

@@ -84,9 +84,10 @@ impl UpstreamConfig {
 /// answer (a 502 or 504).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
-    /// No connection could be made, or it broke before the answer's head.
+    /// No connection could be made (refused, or not within the connect
+    /// timeout), or it broke before the answer's head.
     Unreachable,
-    /// Connecting, or the answer's head, took longer than allowed.
+    /// The answer's head took longer than the first-byte timeout.
     Timeout,
     /// The upstream answered something that is not an HTTP/1.x answer.
     BadAnswer,

@@ -4,7 +4,6 @@
 //! read to its end.
 
 use std::cell::RefCell;
-use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -107,9 +106,11 @@ impl Pool {
                 tracing::warn!(upstream = %self.config.url, error = %e, "cannot connect to the upstream");
                 Err(Failure::Unreachable)
             }
+            // Never connected: unreachable (502), like a refusal; 504 is
+            // for an upstream that took the request and did not answer.
             Err(_) => {
                 tracing::warn!(upstream = %self.config.url, "connecting to the upstream timed out");
-                Err(Failure::Timeout)
+                Err(Failure::Unreachable)
             }
         }
     }
@@ -133,7 +134,7 @@ impl Pool {
                 Ok(Parsed::Partial) => match conn.fill(deadline).await {
                     Ok(n) if n > 0 => received = true,
                     Err(Fill::Timeout) => return Attempt::Done(Err(Failure::Timeout)),
-                    Ok(_) | Err(Fill::Io(_)) if !received => return Attempt::Stale(request),
+                    Ok(_) | Err(Fill::Io) if !received => return Attempt::Stale(request),
                     _ => return Attempt::Done(Err(Failure::Unreachable)),
                 },
                 Err(Malformed) => {
@@ -153,7 +154,7 @@ enum Attempt {
 
 enum Fill {
     Timeout,
-    Io(#[allow(dead_code)] io::Error),
+    Io,
 }
 
 impl UpstreamConn {
@@ -171,7 +172,7 @@ impl UpstreamConn {
         match monoio::time::timeout_at(deadline, self.stream.read(buf.slice_mut(len..))).await {
             Ok((res, slice)) => {
                 self.buf = slice.into_inner();
-                res.map_err(Fill::Io)
+                res.map_err(|_| Fill::Io)
             }
             // The buffer went with the cancelled read: this connection is
             // not used again.
@@ -218,7 +219,7 @@ impl UpstreamConn {
                 }
                 Ok(_) => {}
                 Err(Fill::Timeout) => return Err(BodyEnd::Idle),
-                Err(Fill::Io(_)) => return Err(BodyEnd::Broken),
+                Err(Fill::Io) => return Err(BodyEnd::Broken),
             }
         }
     }
