@@ -23,7 +23,9 @@ use tokio::net::TcpListener;
 
 const TOOLS_CALL_RESULT: &[u8] = br#"{"jsonrpc":"2.0","id":"call-1","result":{"content":[{"type":"text","text":"New York: 21C, partly cloudy; next 3 days 19-24C"}],"isError":false}}"#;
 
-async fn no_content(_: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn no_content(
+    _: Request<hyper::body::Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let mut response = Response::new(Full::new(Bytes::new()));
     *response.status_mut() = StatusCode::NO_CONTENT;
     Ok(response)
