@@ -489,6 +489,66 @@ fn an_event_stream_silent_past_the_idle_timeout_closes_the_client_connection() {
 }
 
 #[test]
+fn a_client_that_leaves_before_the_answer_closes_the_upstream_connection() {
+    let (got_tx, got_rx) = mpsc::channel::<()>();
+    let (closed_tx, closed_rx) = mpsc::channel::<bool>();
+    let (got_tx, closed_tx) = (Mutex::new(got_tx), Mutex::new(closed_tx));
+    let upstream = Upstream::start(Arc::new(move |_, stream| {
+        got_tx.lock().unwrap().send(()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut byte = [0u8; 1];
+        let closed = match stream.read(&mut byte) {
+            Ok(n) => n == 0,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        };
+        closed_tx.lock().unwrap().send(closed).unwrap();
+        false
+    }));
+    let server = gateway(&upstream.url(), &[]);
+    let mut stream = server.connect();
+    stream.write_all(&call(json!(1), "")).unwrap();
+    got_rx.recv().unwrap();
+    drop(stream);
+    assert!(
+        closed_rx.recv_timeout(Duration::from_secs(20)).unwrap(),
+        "the upstream connection stayed open"
+    );
+}
+
+#[test]
+fn only_tools_list_and_tools_call_answers_are_watched() {
+    let upstream = Upstream::start(Arc::new(|request, stream| {
+        let message: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        let answer = if message.get("id").is_some() {
+            json_answer(200, r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#)
+        } else {
+            b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()
+        };
+        stream.write_all(&answer).is_ok()
+    }));
+    let server = gateway(&upstream.url(), &["--workers", "1"]);
+    let observed = "mcpgate_answers_observed_total";
+    let send = |body: &[u8]| {
+        server
+            .send(&post("/mcp", &legacy_headers(), body, CLIENT_HEADERS))
+            .status
+    };
+    assert_eq!(
+        send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+        202
+    );
+    assert_eq!(send(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), 200);
+    assert_eq!(server.metric(observed), 0);
+    assert_eq!(
+        send(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+        200
+    );
+    wait_for_metric(&server, observed, 1);
+}
+
+#[test]
 fn a_refused_connection_answers_502_with_the_request_id_and_is_counted() {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
