@@ -9,7 +9,10 @@
 #            its answer relayed
 # The upstream and the gateway (one worker) share CPU 0, wrk runs one
 # thread on CPU 1: "gateway" therefore includes the upstream's own work,
-# and the difference is what the gateway adds on one core.
+# and the difference is what the gateway adds on one core. The CPU time
+# each server process spent per request is printed beside (on loopback a
+# sender also pays for much of the receiver's TCP work, so a proxy, which
+# sends twice per request, pays for it twice).
 #
 # Usage: benches/gateway-load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)]
 set -euo pipefail
@@ -18,6 +21,7 @@ cd "$(dirname "$0")/.."
 DURATION=${1:-10}
 CONNECTIONS=${2:-32}
 DRIVER=${3:-epoll}
+HZ=$(getconf CLK_TCK)
 
 if ! command -v wrk >/dev/null; then
     echo "installing wrk" >&2
@@ -52,11 +56,16 @@ open(f"{work}/post.lua", "w").write(lua)
 open(f"{work}/body.json", "w").write(body)
 PY
 
-# run NAME URL: one wrk run; prints "name req/s p50_us p99_us non2xx"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# run NAME URL: one wrk run; prints "name req/s p50_us p99_us non2xx
+# upstream_cpu_us_per_req gateway_cpu_us_per_req"
 run() {
-    local name=$1 url=$2 out
+    local name=$1 url=$2 out u0 g0 u1 g1
+    u0=$(cpu_ticks "$upstream_pid"); g0=$(cpu_ticks "$gate_pid")
     out=$(taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" "$url")
-    python3 - "$name" <<PY
+    u1=$(cpu_ticks "$upstream_pid"); g1=$(cpu_ticks "$gate_pid")
+    python3 - "$name" "$((u1 - u0))" "$((g1 - g0))" "$HZ" <<PY
 import re, sys
 out = """$out"""
 def latency(p):
@@ -64,11 +73,14 @@ def latency(p):
     v, unit = float(m.group(1)), m.group(2)
     return v * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+reqs = max(int(re.search(r"(\d+) requests in", out).group(1)), 1)
+hz = int(sys.argv[4])
+upstream_cpu, gateway_cpu = (int(t) / hz * 1e6 / reqs for t in sys.argv[2:4])
 errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
 socket_errors = re.search(r"Socket errors: (.*)", out)
 if socket_errors:
     print(f"{sys.argv[1]}: socket errors: {socket_errors.group(1)}", file=sys.stderr)
-print(f"{sys.argv[1]} {rps:.0f} {latency(50):.1f} {latency(99):.1f} {errors.group(1) if errors else 0}")
+print(f"{sys.argv[1]} {rps:.0f} {latency(50):.1f} {latency(99):.1f} {errors.group(1) if errors else 0} {upstream_cpu:.2f} {gateway_cpu:.2f}")
 PY
 }
 
@@ -106,11 +118,11 @@ python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" <<PY
 import sys
 rows = [line.split() for line in """$results""".strip().splitlines()]
 print(f"wrk -t1 -c{sys.argv[2]} -d{sys.argv[1]}s on CPU 1; upstream and gateway (1 worker, {sys.argv[3]}) on CPU 0")
-print(f"{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'non-2xx':>9}")
+print(f"{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'non-2xx':>9}{'upstream cpu us/req':>21}{'gateway cpu us/req':>20}")
 by = {}
-for name, rps, p50, p99, errors in rows:
+for name, rps, p50, p99, errors, up_cpu, gw_cpu in rows:
     by[name] = (float(rps), float(p50), float(p99))
-    print(f"{name:<10}{rps:>10}{p50:>10}{p99:>10}{errors:>9}")
+    print(f"{name:<10}{rps:>10}{p50:>10}{p99:>10}{errors:>9}{up_cpu:>21}{gw_cpu:>20}")
 d, g = by["direct"], by["gateway"]
 print(f"gateway/direct: {g[0]/d[0]:.2f}x req/s; added p50 {g[1]-d[1]:.1f} us, added p99 {g[2]-d[2]:.1f} us")
 PY
