@@ -48,6 +48,19 @@ pub struct ServeArgs {
     /// [default: reject with a catalog, forward without].
     #[arg(long, env = "MCPGATE_UNKNOWN_TOOLS")]
     pub unknown_tools: Option<String>,
+    /// The MCP server to forward allowed messages to, `http://HOST:PORT/PATH`
+    /// [default: none: allowed messages get 502, POST /validate for verdicts].
+    #[arg(long, env = "MCPGATE_UPSTREAM")]
+    pub upstream: Option<String>,
+    /// Milliseconds to connect to the upstream [default: 2000].
+    #[arg(long, env = "MCPGATE_UPSTREAM_CONNECT_TIMEOUT_MS")]
+    pub upstream_connect_timeout_ms: Option<String>,
+    /// Milliseconds from a forwarded request to its answer's head [default: 30000].
+    #[arg(long, env = "MCPGATE_UPSTREAM_FIRST_BYTE_TIMEOUT_MS")]
+    pub upstream_first_byte_timeout_ms: Option<String>,
+    /// Milliseconds an answer's body (an event stream) may stay silent [default: 300000].
+    #[arg(long, env = "MCPGATE_UPSTREAM_IDLE_TIMEOUT_MS")]
+    pub upstream_idle_timeout_ms: Option<String>,
 }
 
 /// The TOML file's keys.
@@ -71,6 +84,10 @@ pub struct FileSettings {
     pub catalog: Option<PathBuf>,
     pub unknown_tools: Option<String>,
     pub close_tool_schemas: Option<bool>,
+    pub upstream: Option<String>,
+    pub upstream_connect_timeout_ms: Option<u64>,
+    pub upstream_first_byte_timeout_ms: Option<u64>,
+    pub upstream_idle_timeout_ms: Option<u64>,
 }
 
 /// Everything `serve` runs with.
@@ -292,6 +309,44 @@ impl Settings {
                 .or(file.bearer_tokens)
                 .unwrap_or_default(),
         };
+        if let Some(url) = args.upstream.clone().or(file.upstream) {
+            let mut upstream =
+                crate::upstream::UpstreamConfig::parse(&url).map_err(|e| error("upstream", e))?;
+            for (key, flag, value, slot) in [
+                (
+                    "upstream_connect_timeout_ms",
+                    &args.upstream_connect_timeout_ms,
+                    file.upstream_connect_timeout_ms,
+                    &mut upstream.connect_timeout,
+                ),
+                (
+                    "upstream_first_byte_timeout_ms",
+                    &args.upstream_first_byte_timeout_ms,
+                    file.upstream_first_byte_timeout_ms,
+                    &mut upstream.first_byte_timeout,
+                ),
+                (
+                    "upstream_idle_timeout_ms",
+                    &args.upstream_idle_timeout_ms,
+                    file.upstream_idle_timeout_ms,
+                    &mut upstream.idle_timeout,
+                ),
+            ] {
+                let ms = flag
+                    .as_deref()
+                    .map(|t| parse_number::<u64>(key, t))
+                    .transpose()?
+                    .or(value);
+                if let Some(ms) = ms {
+                    // Deadlines are `now + timeout`: keep them far from overflowing.
+                    if !(1..=365 * 24 * 3600 * 1000).contains(&ms) {
+                        return Err(error(key, "must be between 1 and a year"));
+                    }
+                    *slot = Duration::from_millis(ms);
+                }
+            }
+            server.upstream = Some(std::sync::Arc::new(upstream));
+        }
         Ok(Settings {
             server,
             gate,
@@ -317,6 +372,22 @@ mod tests {
         assert_eq!(settings.endpoint, "/mcp");
         assert_eq!(settings.gate.body_limit, settings.server.body_limit);
         assert!(settings.wire.bearer_tokens.is_empty());
+        assert!(settings.server.upstream.is_none());
+    }
+
+    #[test]
+    fn the_upstream_takes_its_timeouts_from_file_and_flags() {
+        let args = ServeArgs {
+            upstream: Some("http://127.0.0.1:9001/mcp".into()),
+            upstream_first_byte_timeout_ms: Some("1500".into()),
+            ..ServeArgs::default()
+        };
+        let settings = Settings::build(&args, file("upstream_connect_timeout_ms = 250")).unwrap();
+        let upstream = settings.server.upstream.unwrap();
+        assert_eq!(upstream.path, "/mcp");
+        assert_eq!(upstream.connect_timeout, Duration::from_millis(250));
+        assert_eq!(upstream.first_byte_timeout, Duration::from_millis(1500));
+        assert_eq!(upstream.idle_timeout, crate::upstream::DEFAULT_IDLE_TIMEOUT);
     }
 
     #[test]
@@ -362,6 +433,19 @@ mod tests {
                 "revisions",
             ),
             (ServeArgs::default(), "endpoint = \"mcp\"", "endpoint"),
+            (
+                ServeArgs {
+                    upstream: Some("https://127.0.0.1:9/mcp".into()),
+                    ..ServeArgs::default()
+                },
+                "",
+                "upstream",
+            ),
+            (
+                ServeArgs::default(),
+                "upstream = \"http://127.0.0.1:9/mcp\"\nupstream_idle_timeout_ms = 0",
+                "upstream_idle_timeout_ms",
+            ),
             (
                 ServeArgs::default(),
                 "read_timeout_ms = 0",

@@ -13,5 +13,6 @@ pub mod protocol;
 pub mod reject;
 pub mod server;
 pub mod service;
+pub mod upstream;
 
 pub use gate::{Gate, GateConfig, Verdict};

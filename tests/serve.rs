@@ -122,6 +122,13 @@ fn series(reason: Reason) -> String {
 fn every_rejection_row_is_reachable_over_http_and_counted_once() {
     let server = start();
     for row in TABLE.iter() {
+        if matches!(
+            row.reason,
+            Reason::UpstreamUnreachable | Reason::UpstreamTimeout | Reason::UpstreamBadAnswer
+        ) {
+            // They need an upstream that fails: tests/forward.rs.
+            continue;
+        }
         let before: Vec<u64> = TABLE
             .iter()
             .map(|r| server.metric(&series(r.reason)))

@@ -9,7 +9,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mcpgate::server::{
-    Head, HttpError, IoDriver, Response, ServerConfig, Service, ShutdownSignal, serve_until,
+    Head, HttpError, IoDriver, Reply, Response, ServerConfig, Service, ShutdownSignal, serve_until,
 };
 
 /// Echoes the body on `/echo`, answers `{"len":N}` elsewhere, refuses
@@ -21,11 +21,13 @@ struct TestService {
 }
 
 impl Service for TestService {
+    type Pending = ();
+
     fn on_head(&self, head: &Head<'_>) -> Option<Response> {
         (head.path == "/refuse").then(|| Response::empty(405))
     }
 
-    fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Response {
+    fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Reply<()> {
         self.started.fetch_add(1, Ordering::SeqCst);
         if head.path == "/slow" {
             thread::sleep(Duration::from_millis(200));
@@ -35,9 +37,9 @@ impl Service for TestService {
             let mut r = Response::empty(200);
             r.content_type = Some("application/octet-stream");
             r.body = body.to_vec();
-            return r;
+            return r.into();
         }
-        Response::json(200, format!("{{\"len\":{}}}", body.len()).into_bytes())
+        Response::json(200, format!("{{\"len\":{}}}", body.len()).into_bytes()).into()
     }
 
     fn on_http_error(&self, error: HttpError) -> Response {

@@ -6,53 +6,18 @@
 //! `tools/list`, session deleted).
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+
+use crate::upstream::UpstreamConfig;
+use crate::upstream::answer::{BodyState, Parsed, parse_head};
 
 /// The largest answer read (bytes).
 pub const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 /// Pages followed at most.
 pub const MAX_PAGES: usize = 100;
-
-/// Where the upstream's MCP endpoint is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Endpoint {
-    /// `host:port`, as connected to and sent in `Host`.
-    pub authority: String,
-    pub path: String,
-}
-
-impl Endpoint {
-    /// An `http://host:port/path` URL (port 80 when absent).
-    pub fn parse(url: &str) -> Result<Endpoint, String> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| format!("{url:?} is not an http:// URL"))?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        if authority.is_empty() || authority.contains('@') || path.contains(['#', ' ']) {
-            return Err(format!("{url:?} is not an http://host:port/path URL"));
-        }
-        let authority = if authority
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-        {
-            authority.to_owned()
-        } else if authority.contains(':') && !authority.ends_with(']') {
-            return Err(format!("{url:?} has a port that is not a number"));
-        } else {
-            format!("{authority}:80")
-        };
-        Ok(Endpoint {
-            authority,
-            path: path.to_owned(),
-        })
-    }
-}
 
 /// What the upstream listed.
 #[derive(Debug, Clone)]
@@ -65,7 +30,7 @@ pub struct Listed {
 }
 
 /// The upstream's whole tool list.
-pub fn list_tools(endpoint: &Endpoint, timeout: Duration) -> Result<Listed, String> {
+pub fn list_tools(endpoint: &UpstreamConfig, timeout: Duration) -> Result<Listed, String> {
     match list_modern(endpoint, timeout) {
         Ok(listed) => Ok(listed),
         Err(modern) => list_legacy(endpoint, timeout)
@@ -73,7 +38,7 @@ pub fn list_tools(endpoint: &Endpoint, timeout: Duration) -> Result<Listed, Stri
     }
 }
 
-fn list_modern(endpoint: &Endpoint, timeout: Duration) -> Result<Listed, String> {
+fn list_modern(endpoint: &UpstreamConfig, timeout: Duration) -> Result<Listed, String> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     for page in 0..MAX_PAGES {
@@ -114,7 +79,7 @@ fn list_modern(endpoint: &Endpoint, timeout: Duration) -> Result<Listed, String>
     Err(format!("more than {MAX_PAGES} pages"))
 }
 
-fn list_legacy(endpoint: &Endpoint, timeout: Duration) -> Result<Listed, String> {
+fn list_legacy(endpoint: &UpstreamConfig, timeout: Duration) -> Result<Listed, String> {
     const REVISION: &str = "2025-11-25";
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": REVISION, "capabilities": {},
@@ -176,16 +141,20 @@ fn collect_page(
 /// One answer, read whole.
 struct Answer {
     status: u16,
-    headers: Vec<(String, String)>,
+    /// `Name: value\r\n` lines, as [`crate::upstream::AnswerHead`] keeps them.
+    headers: Vec<u8>,
+    event_stream: bool,
     body: Vec<u8>,
 }
 
 impl Answer {
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        std::str::from_utf8(&self.headers)
+            .ok()?
+            .split("\r\n")
+            .filter_map(|line| line.split_once(':'))
+            .find(|(n, _)| n.trim().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim())
     }
 
     /// The `result` of the JSON-RPC answer with `id`, from a JSON body or
@@ -194,12 +163,10 @@ impl Answer {
         if !(200..300).contains(&self.status) {
             return Err(format!("HTTP {}", self.status));
         }
-        let sse = self
-            .header("content-type")
-            .is_some_and(|t| t.starts_with("text/event-stream"));
-        let messages: Vec<Value> = if sse {
-            sse_data(&self.body)
-                .filter_map(|data| serde_json::from_str(&data).ok())
+        let messages: Vec<Value> = if self.event_stream {
+            crate::upstream::sse::event_data(&self.body)
+                .iter()
+                .filter_map(|data| serde_json::from_str(data).ok())
                 .collect()
         } else {
             vec![serde_json::from_slice(&self.body).map_err(|e| format!("not JSON: {e}"))?]
@@ -221,38 +188,15 @@ impl Answer {
     }
 }
 
-/// The `data` of each event of an SSE stream (lines joined with `\n`).
-fn sse_data(body: &[u8]) -> impl Iterator<Item = String> + '_ {
-    let text = String::from_utf8_lossy(body).replace("\r\n", "\n");
-    text.split("\n\n")
-        .map(|event| {
-            event
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .map(|data| data.strip_prefix(' ').unwrap_or(data))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .filter(|data| !data.is_empty())
-        .collect::<Vec<_>>()
-        .into_iter()
-}
-
 fn exchange(
-    endpoint: &Endpoint,
+    endpoint: &UpstreamConfig,
     method: &str,
     headers: &[(&str, &str)],
     body: Option<&Value>,
     timeout: Duration,
 ) -> Result<Answer, String> {
-    let address = endpoint
-        .authority
-        .to_socket_addrs()
-        .map_err(|e| format!("{}: {e}", endpoint.authority))?
-        .next()
-        .ok_or_else(|| format!("{}: no address", endpoint.authority))?;
     let mut stream =
-        TcpStream::connect_timeout(&address, timeout).map_err(|e| format!("connect: {e}"))?;
+        TcpStream::connect_timeout(&endpoint.addr, timeout).map_err(|e| format!("connect: {e}"))?;
     stream.set_read_timeout(Some(timeout)).ok();
     stream.set_write_timeout(Some(timeout)).ok();
     let body = body.map(|b| b.to_string()).unwrap_or_default();
@@ -285,90 +229,44 @@ fn exchange(
     parse_answer(&raw)
 }
 
+/// An answer read to the close: its head, then its body de-framed by the
+/// forwarder's own reader.
 fn parse_answer(raw: &[u8]) -> Result<Answer, String> {
-    let mut headers = [httparse::EMPTY_HEADER; 64];
-    let mut response = httparse::Response::new(&mut headers);
-    let head_len = match response.parse(raw) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Err("an incomplete answer".into()),
-        Err(e) => return Err(format!("not HTTP: {e}")),
+    let mut at = 0;
+    let (head, length) = loop {
+        match parse_head(&raw[at..]).map_err(|_| "not an HTTP answer")? {
+            Parsed::Final(head, length) => break (head, at + length),
+            Parsed::Interim(length) => at += length,
+            Parsed::Partial => return Err("an incomplete answer".into()),
+        }
     };
-    let status = response.code.unwrap_or_default();
-    let headers: Vec<(String, String)> = response
-        .headers
-        .iter()
-        .map(|h| {
-            (
-                h.name.to_owned(),
-                String::from_utf8_lossy(h.value).trim().to_owned(),
-            )
-        })
-        .collect();
-    let rest = &raw[head_len..];
-    let chunked = headers.iter().any(|(n, v)| {
-        n.eq_ignore_ascii_case("transfer-encoding") && v.to_ascii_lowercase().contains("chunked")
-    });
-    let body = if chunked {
-        dechunk(rest)?
-    } else {
-        rest.to_vec()
-    };
+    let mut body = Vec::new();
+    let mut state = BodyState::new(head.framing);
+    state
+        .take(&raw[length..], &mut body)
+        .map_err(|_| "a malformed body")?;
+    if !state.is_done() {
+        state.at_eof().map_err(|_| "an answer cut short")?;
+    }
     Ok(Answer {
-        status,
-        headers,
+        status: head.status,
+        headers: head.headers,
+        event_stream: head.event_stream,
         body,
     })
-}
-
-fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    loop {
-        let line_end = rest
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("a chunk size line without its end")?;
-        let size_text = std::str::from_utf8(&rest[..line_end]).map_err(|_| "a bad chunk size")?;
-        let size_text = size_text.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_text, 16).map_err(|_| "a bad chunk size")?;
-        rest = &rest[line_end + 2..];
-        if size == 0 {
-            return Ok(body);
-        }
-        if rest.len() < size {
-            return Err("a chunk shorter than its size".into());
-        }
-        body.extend_from_slice(&rest[..size]);
-        rest = rest.get(size + 2..).unwrap_or_default();
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn urls_name_host_port_and_path() {
-        assert_eq!(
-            Endpoint::parse("http://127.0.0.1:3001/mcp").unwrap(),
-            Endpoint {
-                authority: "127.0.0.1:3001".into(),
-                path: "/mcp".into()
-            }
-        );
-        assert_eq!(
-            Endpoint::parse("http://localhost").unwrap().authority,
-            "localhost:80"
-        );
-        assert!(Endpoint::parse("https://x/mcp").is_err());
-        assert!(Endpoint::parse("http://x:abc/mcp").is_err());
-    }
-
     /// A scripted upstream on 127.0.0.1: one connection per answer in
     /// `answers`; returns the requests it read.
-    fn upstream(answers: Vec<String>) -> (Endpoint, std::thread::JoinHandle<Vec<String>>) {
+    fn upstream(answers: Vec<String>) -> (UpstreamConfig, std::thread::JoinHandle<Vec<String>>) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let endpoint =
-            Endpoint::parse(&format!("http://{}/mcp", listener.local_addr().unwrap())).unwrap();
+            UpstreamConfig::parse(&format!("http://{}/mcp", listener.local_addr().unwrap()))
+                .unwrap();
         let handle = std::thread::spawn(move || {
             let mut seen = Vec::new();
             for answer in answers {

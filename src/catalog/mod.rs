@@ -191,7 +191,7 @@ pub const DEFAULT_REFRESH: std::time::Duration = std::time::Duration::from_secs(
 
 /// The upstream's catalog, registered, and when to ask again.
 pub fn learn(
-    endpoint: &fetch::Endpoint,
+    endpoint: &crate::upstream::UpstreamConfig,
     options: &CatalogOptions,
     timeout: std::time::Duration,
 ) -> Result<(Catalog, std::time::Duration), String> {
@@ -209,7 +209,7 @@ pub fn learn(
 /// service and is retried after 1, 2, 4 ... up to 60 seconds. The thread
 /// lives as long as the process.
 pub fn keep_learning(
-    endpoint: fetch::Endpoint,
+    endpoint: crate::upstream::UpstreamConfig,
     options: CatalogOptions,
     timeout: std::time::Duration,
     first: std::time::Duration,

@@ -24,7 +24,7 @@ pub enum Command {
     /// Print what the gateway would answer to each message.
     Check(check::CheckArgs),
     /// Run the gateway: the MCP endpoint, `/validate`, `/metrics`, `/healthz`.
-    Serve(crate::config::ServeArgs),
+    Serve(Box<crate::config::ServeArgs>),
     /// List the protocol roots the gateway compiles, per schema revision.
     Roots,
 }
@@ -34,7 +34,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args),
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Roots => {
             for document in SchemaDocument::ALL {
                 for key in root_keys(&document.parse()) {
@@ -88,12 +88,58 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
             }
         }
     }
+    // Without a file, the catalog is the upstream's: asked for now (within
+    // the connect and first-byte timeouts) and again on its own thread.
+    let learn_from = settings
+        .server
+        .upstream
+        .clone()
+        .filter(|_| settings.catalog.is_none());
+    let mut first_refresh = crate::catalog::DEFAULT_REFRESH;
+    if let Some(upstream) = &learn_from {
+        let timeout = upstream.connect_timeout.max(upstream.first_byte_timeout);
+        match crate::catalog::learn(upstream, &settings.gate.catalog, timeout) {
+            Ok((catalog, next)) => {
+                tracing::info!(
+                    target: "mcpgate::catalog",
+                    tools = catalog.len(),
+                    refused = catalog.refused().len(),
+                    "catalog learned from the upstream"
+                );
+                gate.set_catalog(catalog);
+                first_refresh = next;
+            }
+            Err(reason) => {
+                tracing::warn!(
+                    target: "mcpgate::catalog",
+                    reason = reason.as_str(),
+                    "the upstream's tools/list could not be read; calls are forwarded unchecked until it can"
+                );
+                first_refresh = std::time::Duration::from_secs(1);
+            }
+        }
+    }
     let service = Arc::new(crate::service::McpService {
         gate,
         endpoint: settings.endpoint.clone(),
         wire: settings.wire.clone(),
         metrics: Default::default(),
+        forwarding: settings.server.upstream.is_some(),
     });
+    if let Some(upstream) = learn_from {
+        let learner = Arc::clone(&service);
+        let timeout = upstream.connect_timeout.max(upstream.first_byte_timeout);
+        if let Err(error) = crate::catalog::keep_learning(
+            (*upstream).clone(),
+            settings.gate.catalog,
+            timeout,
+            first_refresh,
+            move |catalog| learner.gate.set_catalog(catalog),
+        ) {
+            eprintln!("mcpgate serve: {error}");
+            return ExitCode::from(1);
+        }
+    }
     let mut server = settings.server.clone();
     server.on_listening = Some(Arc::new(|address| {
         let mut out = std::io::stdout().lock();

@@ -101,6 +101,9 @@ pub struct Allowed<'g> {
     /// The request id, JSON-encoded, for answers the forwarder builds
     /// itself (an unreachable upstream, say).
     pub id: Option<RequestId>,
+    /// Whether the answer is worth reading once relayed
+    /// ([`Gate::watch_answer`]).
+    pub watch: Option<watch::Watch>,
 }
 
 impl Allowed<'_> {
@@ -217,14 +220,21 @@ impl Gate {
         }
         let (method, root) = self.dispatch_phase(revision, &message)?;
         self.schema_phase(root, document.root(), &message)?;
-        if method == Some("tools/call") && message.kind == Kind::Request {
-            self.value_phase(headers, revision, &message)?;
-        }
+        let watch = match (message.kind, method) {
+            (Kind::Request, Some("tools/call")) => self.value_phase(headers, revision, &message)?,
+            (Kind::Request, Some("tools/list"))
+                if message.params.and_then(|p| p.get("cursor")).is_none() =>
+            {
+                Some(watch::Watch::ToolsList)
+            }
+            _ => None,
+        };
         Ok(Allowed {
             kind: message.kind,
             revision,
             method,
             id: message.echoed_id().cloned(),
+            watch,
         })
     }
 
@@ -494,13 +504,14 @@ impl Gate {
     /// Stage 8: a `tools/call`'s arguments against the tool's input root
     /// (the message schema has passed: `params.name` is a string and
     /// `arguments`, when present, an object), then its `Mcp-Param-*`
-    /// headers on the modern lane.
+    /// headers on the modern lane. A tool with an output root has its
+    /// answer watched.
     fn value_phase<'a>(
         &self,
         headers: &'a (impl RequestHeaders + ?Sized),
         revision: Revision,
         message: &Classified<'a>,
-    ) -> Result<(), Rejection> {
+    ) -> Result<Option<watch::Watch>, Rejection> {
         let catalog = self.catalog.load();
         let params = message.params;
         let name = params
@@ -508,7 +519,9 @@ impl Gate {
             .and_then(|n| n.as_str())
             .unwrap_or_default();
         let Some(tool) = catalog.get(name) else {
-            return self.unknown_tool_phase(&catalog, name, message);
+            return self
+                .unknown_tool_phase(&catalog, name, message)
+                .map(|()| None);
         };
         let arguments = params.and_then(|p| p.get("arguments"));
         let valid = match arguments {
@@ -530,7 +543,10 @@ impl Gate {
         {
             return Err(self.refuse_mismatch(Reason::ParamHeaderMismatch, message, &mismatch));
         }
-        Ok(())
+        Ok(tool
+            .output
+            .as_ref()
+            .map(|_| watch::Watch::ToolsCall(tool.name.clone())))
     }
 
     fn unknown_tool_phase(

@@ -10,8 +10,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 
 use super::Gate;
+use super::classify::RequestId;
 use crate::catalog::{Catalog, CatalogSource};
 use crate::gate::distill::cut_at_echo_bound;
+
+/// An answer worth reading once relayed, decided when its request was let
+/// through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Watch {
+    /// A `tools/list` asked without a cursor: its answer is the whole list.
+    ToolsList,
+    /// A `tools/call` of a tool with an output root.
+    ToolsCall(Box<str>),
+}
 
 /// What watching found, counted.
 #[derive(Default, Debug)]
@@ -39,25 +50,26 @@ impl Gate {
         &self.watched
     }
 
-    /// Reads an upstream's answer to a request the gate let through:
-    /// `request` the request's body, `answer` the answer's body (JSON, or
-    /// an SSE stream when `event_stream`).
-    pub fn watch_answer(&self, request: &[u8], answer: &[u8], event_stream: bool) {
-        let Ok(request) = serde_json::from_slice::<Value>(request) else {
+    /// Reads an upstream's answer (its body; an SSE stream when
+    /// `event_stream`) to a request the gate let through with `watch`;
+    /// `id` is the request's id as [`super::Allowed`] holds it.
+    pub fn watch_answer(
+        &self,
+        watch: &Watch,
+        id: Option<&RequestId>,
+        answer: &[u8],
+        event_stream: bool,
+    ) {
+        let Some(id) = id.and_then(|id| serde_json::from_slice::<Value>(id.json()).ok()) else {
             return;
         };
-        let method = request.get("method").and_then(Value::as_str);
-        let params = request.get("params");
-        match method {
-            Some("tools/call") => {
+        let Some(result) = answer_result(answer, event_stream, &id) else {
+            return;
+        };
+        match watch {
+            Watch::ToolsCall(name) => {
                 let catalog = self.catalog.load();
-                let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
-                    return;
-                };
                 let Some(output) = catalog.get(name).and_then(|tool| tool.output.as_ref()) else {
-                    return;
-                };
-                let Some(result) = answer_result(answer, event_stream, request.get("id")) else {
                     return;
                 };
                 // A tool error carries no structured result to check.
@@ -78,16 +90,10 @@ impl Gate {
                     );
                 }
             }
-            Some("tools/list") => {
-                if params.and_then(|p| p.get("cursor")).is_some()
-                    || self.catalog.load().source() == Some(CatalogSource::File)
+            Watch::ToolsList => {
+                if self.catalog.load().source() == Some(CatalogSource::File)
+                    || result.get("nextCursor").is_some()
                 {
-                    return;
-                }
-                let Some(result) = answer_result(answer, event_stream, request.get("id")) else {
-                    return;
-                };
-                if result.get("nextCursor").is_some() {
                     return;
                 }
                 let Some(tools) = result.get("tools").and_then(Value::as_array) else {
@@ -100,15 +106,13 @@ impl Gate {
                     .catalogs_learned
                     .fetch_add(1, Ordering::Relaxed);
             }
-            _ => {}
         }
     }
 }
 
 /// The `result` of the answer to request `id`, from a JSON body or from the
 /// SSE stream's `data:` messages.
-fn answer_result(answer: &[u8], event_stream: bool, id: Option<&Value>) -> Option<Value> {
-    let id = id?;
+fn answer_result(answer: &[u8], event_stream: bool, id: &Value) -> Option<Value> {
     let mut found = None;
     let mut take = |message: Value| {
         if found.is_none() && message.get("id") == Some(id) {
@@ -116,14 +120,8 @@ fn answer_result(answer: &[u8], event_stream: bool, id: Option<&Value>) -> Optio
         }
     };
     if event_stream {
-        let text = String::from_utf8_lossy(answer).replace("\r\n", "\n");
-        for event in text.split("\n\n") {
-            let data: Vec<&str> = event
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            if let Ok(message) = serde_json::from_str(&data.join("\n")) {
+        for data in crate::upstream::sse::event_data(answer) {
+            if let Ok(message) = serde_json::from_str(&data) {
                 take(message);
             }
         }
@@ -147,6 +145,15 @@ mod tests {
         gate
     }
 
+    /// The watch and id a legacy-lane request is let through with.
+    fn allowed(gate: &Gate, body: &[u8]) -> (Option<Watch>, Option<RequestId>) {
+        let headers: [(&str, &str); 0] = [];
+        match gate.check(&headers[..], body) {
+            crate::gate::Verdict::Allow(allowed) => (allowed.watch, allowed.id),
+            crate::gate::Verdict::Reject(r) => panic!("{}", String::from_utf8_lossy(&r.body)),
+        }
+    }
+
     #[test]
     fn a_structured_result_off_its_output_schema_is_counted_not_altered() {
         let gate = gate_with(
@@ -154,33 +161,46 @@ mod tests {
                     "outputSchema": {"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}}]),
             CatalogSource::File,
         );
-        let request = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sum","arguments":{}}}"#;
+        let request = allowed(
+            &gate,
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sum","arguments":{}}}"#,
+        );
         let good =
             br#"{"jsonrpc":"2.0","id":4,"result":{"content":[],"structuredContent":{"total":3}}}"#;
         let bad = br#"{"jsonrpc":"2.0","id":4,"result":{"content":[],"structuredContent":{"total":"3"}}}"#;
-        gate.watch_answer(request, good, false);
+        let watch = |answer: &[u8], sse| {
+            gate.watch_answer(request.0.as_ref().unwrap(), request.1.as_ref(), answer, sse)
+        };
+        watch(good, false);
         assert_eq!(gate.watched().output_mismatches(), 0);
-        gate.watch_answer(request, bad, false);
+        watch(bad, false);
         assert_eq!(gate.watched().output_mismatches(), 1);
         let sse =
             b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[]}}\n\n";
-        gate.watch_answer(request, sse, true);
+        watch(sse, true);
         assert_eq!(gate.watched().output_mismatches(), 2);
     }
 
     #[test]
     fn a_complete_tools_list_answer_becomes_the_catalog_unless_a_file_gave_it() {
-        let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
         let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"fresh","inputSchema":{"type":"object"}}]}}"#;
         let gate = gate_with(json!([]), CatalogSource::Upstream);
-        gate.watch_answer(request, answer, false);
+        let (watch, id) = allowed(&gate, list);
+        assert_eq!(watch, Some(Watch::ToolsList));
+        let paged = allowed(
+            &gate,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"2"}}"#,
+        );
+        assert_eq!(paged.0, None);
+        gate.watch_answer(&Watch::ToolsList, id.as_ref(), answer, false);
         assert!(gate.catalog().get("fresh").is_some());
         assert_eq!(gate.watched().catalogs_learned(), 1);
         let paged = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"2"}}"#;
-        gate.watch_answer(request, paged, false);
+        gate.watch_answer(&Watch::ToolsList, id.as_ref(), paged, false);
         assert!(gate.catalog().get("fresh").is_some());
         let gate = gate_with(json!([]), CatalogSource::File);
-        gate.watch_answer(request, answer, false);
+        gate.watch_answer(&Watch::ToolsList, id.as_ref(), answer, false);
         assert!(gate.catalog().get("fresh").is_none());
     }
 }

@@ -16,7 +16,7 @@ use codes::DataKey;
 use envelope::DataValue;
 pub use table::{Dialect, Reason, Rejecter, Row, TABLE};
 
-use crate::gate::classify::Classified;
+use crate::gate::classify::{Classified, RequestId};
 
 /// A refusal: what the transport sends back.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,6 +60,33 @@ impl Rejections {
         message: Option<&str>,
         data: &[(DataKey, DataValue<'_>)],
     ) -> Rejection {
+        self.emit(
+            reason,
+            classified.and_then(Classified::echoed_id),
+            message,
+            data,
+        )
+    }
+
+    /// Refuses a message the gate had allowed (the forwarder could not
+    /// deliver it). `id` is [`Allowed::id`](crate::gate::Allowed), which
+    /// the echo rule already decided.
+    pub fn send_allowed(
+        &self,
+        reason: Reason,
+        id: Option<&RequestId>,
+        message: Option<&str>,
+    ) -> Rejection {
+        self.emit(reason, id, message, &[])
+    }
+
+    fn emit(
+        &self,
+        reason: Reason,
+        id: Option<&RequestId>,
+        message: Option<&str>,
+        data: &[(DataKey, DataValue<'_>)],
+    ) -> Rejection {
         let row = reason.row();
         debug_assert_eq!(row.dialect, Dialect::Error, "{reason:?} answers as a tool");
         debug_assert!(
@@ -73,7 +100,6 @@ impl Rejections {
             .filter(|(key, _)| row.data.contains(key))
             .copied()
             .collect();
-        let id = classified.and_then(Classified::echoed_id);
         let message = message.unwrap_or(row.condition.default_message());
         let mut body = Vec::with_capacity(128);
         envelope::write_error(&mut body, id, row.condition, message, &allowed);

@@ -60,6 +60,9 @@ pub enum Reason {
     InvalidParams,
     InvalidRequest,
     NoUpstream,
+    UpstreamUnreachable,
+    UpstreamTimeout,
+    UpstreamBadAnswer,
     ParamHeaderMismatch,
     UnknownTool,
     InvalidArguments,
@@ -93,7 +96,7 @@ pub struct Row {
 
 use DataKey as K;
 
-pub const TABLE: [Row; 26] = [
+pub const TABLE: [Row; 29] = [
     row(
         Reason::MethodNotAllowed,
         Rejecter::Wire,
@@ -277,6 +280,31 @@ pub const TABLE: [Row; 26] = [
         Reason::NoUpstream,
         Rejecter::Forward,
         "no_upstream",
+        502,
+        Condition::InternalError,
+        &[],
+    ),
+    // Allowed and forwarded, but no answer came back to relay.
+    row(
+        Reason::UpstreamUnreachable,
+        Rejecter::Forward,
+        "upstream_unreachable",
+        502,
+        Condition::InternalError,
+        &[],
+    ),
+    row(
+        Reason::UpstreamTimeout,
+        Rejecter::Forward,
+        "upstream_timeout",
+        504,
+        Condition::InternalError,
+        &[],
+    ),
+    row(
+        Reason::UpstreamBadAnswer,
+        Rejecter::Forward,
+        "upstream_bad_answer",
         502,
         Condition::InternalError,
         &[],

@@ -7,6 +7,11 @@
 //! keeps connections alive, pipelines, times out stalled clients and shuts
 //! down gracefully. Everything a request *means* (status codes for methods,
 //! auth, content types, the rejection bodies, metrics) is the service's.
+//!
+//! A service either answers a request itself ([`Reply::Full`]) or asks for
+//! it to be forwarded ([`Reply::Forward`]): the connection then sends it
+//! over its worker's upstream pool ([`crate::upstream`]) and relays the
+//! answer to the client as it arrives, before it reads the next request.
 
 pub mod http;
 pub mod runtime;
@@ -19,6 +24,8 @@ use std::time::Duration;
 
 use smallvec::SmallVec;
 
+pub use crate::upstream::Failure as UpstreamFailure;
+use crate::upstream::UpstreamConfig;
 pub use runtime::{ShutdownSignal, serve, serve_until};
 
 /// A parsed request head; borrows the connection's read buffer.
@@ -98,6 +105,44 @@ impl Response {
     }
 }
 
+/// What the service answers a whole request with.
+#[derive(Debug)]
+pub enum Reply<P> {
+    /// An answer built by the service.
+    Full(Response),
+    /// Send the request on to the upstream and relay its answer.
+    Forward(Forward<P>),
+}
+
+impl<P> From<Response> for Reply<P> {
+    fn from(response: Response) -> Self {
+        Reply::Full(response)
+    }
+}
+
+/// A request to forward: the head and body go upstream as received,
+/// minus hop-by-hop headers and `withhold`, with `Host` rewritten.
+#[derive(Debug)]
+pub struct Forward<P> {
+    /// Header names not to pass on (e.g. credentials the service consumed).
+    pub withhold: &'static [&'static str],
+    /// Keep a copy of the answer's body (up to the body limit) and hand it
+    /// to [`Service::on_answer`] once it is complete.
+    pub watch: bool,
+    /// What the service needs later to answer a failure or watch the answer.
+    pub pending: P,
+}
+
+/// A forwarded answer the service asked to watch, complete.
+#[derive(Debug, Clone, Copy)]
+pub struct WatchedAnswer<'a> {
+    pub status: u16,
+    /// `Content-Type: text/event-stream`: `body` is the raw event stream.
+    pub event_stream: bool,
+    /// The body as relayed (de-chunked).
+    pub body: &'a [u8],
+}
+
 /// A request the connection layer refused itself. The connection is closed
 /// after the answer the service builds for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +163,8 @@ pub enum HttpError {
 /// synchronously, with no lock held; implementations keep their own state
 /// per thread or lock-free.
 pub trait Service: Send + Sync + 'static {
+    /// Carried with a forwarded request until its answer is relayed.
+    type Pending: 'static;
     /// The head is read, the body is not: a chance to refuse early (405,
     /// 401, 415...). `Some(response)` is sent without reading the body, and
     /// no `100 Continue` is sent. If the whole body (`Content-Length`)
@@ -127,8 +174,22 @@ pub trait Service: Send + Sync + 'static {
     /// and discarding what the client still sends for a short while so the
     /// answer is not lost to a reset.
     fn on_head(&self, head: &Head<'_>) -> Option<Response>;
-    /// The whole request.
-    fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Response;
+    /// The whole request: answered here, or forwarded.
+    fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Reply<Self::Pending>;
+    /// A forwarded request got no answer to relay; nothing was sent to the
+    /// client yet.
+    fn on_upstream_failure(&self, pending: &Self::Pending, failure: UpstreamFailure) -> Response {
+        let _ = pending;
+        Response::empty(match failure {
+            UpstreamFailure::Timeout => 504,
+            _ => 502,
+        })
+    }
+    /// A watched answer ([`Forward::watch`]) was relayed in full. Not
+    /// called when the answer was cut short or outgrew the body limit.
+    fn on_answer(&self, pending: Self::Pending, answer: WatchedAnswer<'_>) {
+        let _ = (pending, answer);
+    }
     /// The connection layer refused the request; the service builds the
     /// answer (and counts it). The connection is closed after it.
     fn on_http_error(&self, error: HttpError) -> Response;
@@ -207,6 +268,9 @@ pub struct ServerConfig {
     /// address once every worker is listening (e.g. to print
     /// `listening on 127.0.0.1:PORT`). Also logged with `tracing`.
     pub on_listening: Option<OnListening>,
+    /// Where [`Reply::Forward`] sends requests; each worker keeps its own
+    /// connections to it. None: forwarding fails as unreachable.
+    pub upstream: Option<Arc<UpstreamConfig>>,
 }
 
 /// The most headers a head may carry, whatever `max_headers` says (the
@@ -230,6 +294,7 @@ impl ServerConfig {
             read_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
             on_listening: None,
+            upstream: None,
         }
     }
 }
@@ -247,6 +312,7 @@ impl fmt::Debug for ServerConfig {
             .field("read_timeout", &self.read_timeout)
             .field("shutdown_grace", &self.shutdown_grace)
             .field("on_listening", &self.on_listening.is_some())
+            .field("upstream", &self.upstream)
             .finish()
     }
 }

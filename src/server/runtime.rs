@@ -26,6 +26,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use super::http::{Limits, Worker, serve_connection};
 use super::{IoDriver, ServerConfig, Service};
+use crate::upstream::{Pool, UpstreamConfig};
 
 /// Starts a graceful shutdown of the servers it was given to. Cloneable and
 /// usable from any thread; triggering twice is harmless, and triggering
@@ -150,6 +151,7 @@ pub fn serve_until<S: Service>(
             let driver = config.io_driver;
             let grace = config.shutdown_grace;
             let signal = shutdown.clone();
+            let upstream = config.upstream.clone();
             let handle = thread::Builder::new()
                 .name(format!("mcpgate-worker-{i}"))
                 .spawn(move || {
@@ -162,6 +164,7 @@ pub fn serve_until<S: Service>(
                         grace,
                         ready,
                         signal,
+                        upstream,
                     })
                 })?;
             Ok::<_, io::Error>((handle, abort, wake_tx))
@@ -255,6 +258,7 @@ struct WorkerStart<S> {
     grace: Duration,
     ready: mpsc::Sender<io::Result<()>>,
     signal: ShutdownSignal,
+    upstream: Option<Arc<UpstreamConfig>>,
 }
 
 fn run_worker<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
@@ -299,6 +303,7 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
         grace,
         ready,
         signal,
+        upstream,
     } = start;
     let setup = (|| {
         listener.set_nonblocking(true)?;
@@ -325,7 +330,12 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
     let _ = ready.send(Ok(()));
     drop(ready);
 
-    let worker = Rc::new(Worker::new(service, limits, signal));
+    let worker = Rc::new(Worker::new(
+        service,
+        limits,
+        signal,
+        upstream.map(Pool::new),
+    ));
     let accept = async {
         loop {
             match listener.accept().await {

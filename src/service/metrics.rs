@@ -65,6 +65,8 @@ pub struct Metrics {
     latency_sum_nanos: AtomicU64,
     open_connections: AtomicU64,
     bytes_in: AtomicU64,
+    /// Forwarded answers handed to the answer watch, complete.
+    answers_observed: AtomicU64,
 }
 
 impl Metrics {
@@ -97,6 +99,10 @@ impl Metrics {
 
     pub fn bytes_in(&self, n: usize) {
         self.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    pub fn answer_observed(&self) {
+        self.answers_observed.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The exposition text (`text/plain; version=0.0.4`).
@@ -199,6 +205,15 @@ impl Metrics {
         out.push_str("# HELP mcpgate_bytes_in_total Bytes read from clients.\n");
         out.push_str("# TYPE mcpgate_bytes_in_total counter\n");
         let _ = writeln!(out, "mcpgate_bytes_in_total {}", load(&self.bytes_in));
+        out.push_str(
+            "# HELP mcpgate_answers_observed_total Forwarded tools/list and tools/call answers watched in full.\n",
+        );
+        out.push_str("# TYPE mcpgate_answers_observed_total counter\n");
+        let _ = writeln!(
+            out,
+            "mcpgate_answers_observed_total {}",
+            load(&self.answers_observed)
+        );
         out
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `POST <endpoint>` (default `/mcp`) | the MCP endpoint: wire checks, then the gate; other methods 405 |
+//! | `POST <endpoint>` (default `/mcp`) | the MCP endpoint: wire checks, then the gate, then the upstream (when one is configured); other methods 405 |
+//! | `GET`/`DELETE <endpoint>` | legacy lane with an upstream: the event stream and the end of a session, forwarded after the wire checks; 405 otherwise |
 //! | `POST /validate` | the verdict service: the client's body and headers in, `204` or the exact rejection out |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /healthz` | `200 ok` |
@@ -13,10 +14,14 @@ pub mod wire;
 
 use std::time::Instant;
 
+use crate::gate::classify::RequestId;
+use crate::gate::watch::Watch;
+use crate::server::{Forward, Reply, UpstreamFailure, WatchedAnswer};
+
 use metrics::Metrics;
 use wire::WirePolicy;
 
-use crate::gate::{Gate, Verdict};
+use crate::gate::{Allowed, Gate, Verdict};
 use crate::reject::{Reason, Rejection};
 use crate::server::{Head, HttpError, Response, Service};
 
@@ -30,6 +35,17 @@ pub struct McpService {
     pub endpoint: String,
     pub wire: WirePolicy,
     pub metrics: Metrics,
+    /// An upstream is configured: allowed messages are forwarded to it.
+    pub forwarding: bool,
+}
+
+/// What a forwarded message needs once the upstream has (not) answered.
+#[derive(Debug)]
+pub struct Pending {
+    /// [`crate::gate::Allowed::id`]: the echo rule already applied.
+    id: Option<RequestId>,
+    /// What the gate reads in the answer once it is relayed.
+    watch: Option<Watch>,
 }
 
 /// Where a request goes.
@@ -75,20 +91,38 @@ impl McpService {
         response
     }
 
-    /// The gate's verdict on an MCP message; `allow` builds the answer to a
+    /// The gate's verdict on an MCP message; `allow` builds the reply to a
     /// message let through.
-    fn judge(&self, head: &Head<'_>, body: &[u8], allow: impl FnOnce() -> Response) -> Response {
+    fn judge(
+        &self,
+        head: &Head<'_>,
+        body: &[u8],
+        allow: impl FnOnce(Allowed<'_>) -> Reply<Pending>,
+    ) -> Reply<Pending> {
         let started = Instant::now();
-        let response = match self.gate.check(head, body) {
+        let reply = match self.gate.check(head, body) {
             Verdict::Allow(allowed) => {
                 self.metrics
                     .allowed(allowed.revision.lane().into(), allowed.kind);
-                allow()
+                allow(allowed)
             }
-            Verdict::Reject(rejection) => self.answer(rejection),
+            Verdict::Reject(rejection) => self.answer(rejection).into(),
         };
         self.metrics.request(started.elapsed());
-        response
+        reply
+    }
+
+    /// Sends a request on to the upstream.
+    fn forward(&self, pending: Pending) -> Reply<Pending> {
+        Reply::Forward(Forward {
+            withhold: if self.wire.consumes_authorization() {
+                &["Authorization"]
+            } else {
+                &[]
+            },
+            watch: pending.watch.is_some(),
+            pending,
+        })
     }
 }
 
@@ -102,10 +136,30 @@ pub fn http_error_reason(error: HttpError) -> Reason {
     }
 }
 
+/// GET and DELETE on the endpoint belong to the 2025 transports: requests
+/// without `MCP-Protocol-Version` (2025-03-26, per the spec) or naming a
+/// 2025 revision.
+fn legacy_lane(head: &Head<'_>) -> bool {
+    head.header("MCP-Protocol-Version")
+        .is_none_or(|v| v.trim_ascii().starts_with(b"2025-"))
+}
+
 impl Service for McpService {
+    type Pending = Pending;
+
     fn on_head(&self, head: &Head<'_>) -> Option<Response> {
         let route = self.route(head.path);
         match route {
+            Route::Endpoint
+                if self.forwarding
+                    && matches!(head.method, "GET" | "DELETE")
+                    && legacy_lane(head) =>
+            {
+                self.wire
+                    .check_stream(head, head.method == "GET")
+                    .err()
+                    .map(|refusal| self.refuse(refusal.reason, refusal.message))
+            }
             Route::Endpoint | Route::Validate => {
                 if head.method != "POST" {
                     return Some(self.refuse(
@@ -127,16 +181,33 @@ impl Service for McpService {
         }
     }
 
-    fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Response {
-        match self.route(head.path) {
-            Route::Endpoint => self.judge(head, body, || {
-                // Allowed, but this instance has no upstream to send it to.
-                self.refuse(
-                    Reason::NoUpstream,
-                    "Internal error: no upstream is configured; POST /validate for verdicts",
-                )
-            }),
-            Route::Validate => self.judge(head, body, || Response::empty(204)),
+    fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Reply<Pending> {
+        let response = match self.route(head.path) {
+            // A legacy GET or DELETE that passed `on_head`: nothing to gate.
+            Route::Endpoint if head.method != "POST" => {
+                return self.forward(Pending {
+                    id: None,
+                    watch: None,
+                });
+            }
+            Route::Endpoint => {
+                return self.judge(head, body, |allowed| {
+                    if !self.forwarding {
+                        // Allowed, but this instance has no upstream to send it to.
+                        return self
+                            .refuse(
+                                Reason::NoUpstream,
+                                "Internal error: no upstream is configured; POST /validate for verdicts",
+                            )
+                            .into();
+                    }
+                    self.forward(Pending {
+                        id: allowed.id,
+                        watch: allowed.watch,
+                    })
+                });
+            }
+            Route::Validate => return self.judge(head, body, |_| Response::empty(204).into()),
             Route::Metrics => {
                 let mut response = Response::empty(200);
                 response.content_type = Some("text/plain; version=0.0.4");
@@ -151,7 +222,39 @@ impl Service for McpService {
             }
             Route::Noop => Response::empty(204),
             Route::Unknown => self.refuse(Reason::UnknownPath, "Not Found: no such path"),
-        }
+        };
+        response.into()
+    }
+
+    fn on_upstream_failure(&self, pending: &Pending, failure: UpstreamFailure) -> Response {
+        let (reason, message) = match failure {
+            UpstreamFailure::Unreachable => (
+                Reason::UpstreamUnreachable,
+                "Internal error: the upstream MCP server is unreachable",
+            ),
+            UpstreamFailure::Timeout => (
+                Reason::UpstreamTimeout,
+                "Internal error: the upstream MCP server did not answer in time",
+            ),
+            UpstreamFailure::BadAnswer => (
+                Reason::UpstreamBadAnswer,
+                "Internal error: the upstream MCP server's answer is not valid HTTP",
+            ),
+        };
+        self.answer(
+            self.gate
+                .rejections()
+                .send_allowed(reason, pending.id.as_ref(), Some(message)),
+        )
+    }
+
+    fn on_answer(&self, pending: Pending, answer: WatchedAnswer<'_>) {
+        let Some(watch) = &pending.watch else {
+            return;
+        };
+        self.metrics.answer_observed();
+        self.gate
+            .watch_answer(watch, pending.id.as_ref(), answer.body, answer.event_stream);
     }
 
     fn on_http_error(&self, error: HttpError) -> Response {

@@ -26,20 +26,7 @@ impl WirePolicy {
     /// The checks of an MCP message's head, in order: origin, auth, content
     /// type, accept. The method is the route's to check.
     pub fn check(&self, headers: &(impl RequestHeaders + ?Sized)) -> Result<(), WireRefusal> {
-        if let Some(origin) = headers.header("Origin")
-            && !self.origin_allowed(origin)
-        {
-            return Err(WireRefusal {
-                reason: Reason::OriginNotAllowed,
-                message: "Forbidden: the Origin is not allowed",
-            });
-        }
-        if !self.bearer_tokens.is_empty() && !self.authorized(headers.header("Authorization")) {
-            return Err(WireRefusal {
-                reason: Reason::Unauthorized,
-                message: "Unauthorized: a valid bearer token is required",
-            });
-        }
+        self.check_access(headers)?;
         if !headers
             .header("Content-Type")
             .is_some_and(is_json_media_type)
@@ -56,6 +43,49 @@ impl WirePolicy {
             });
         }
         Ok(())
+    }
+
+    /// The checks of a legacy-lane GET (the server's event stream) or
+    /// DELETE (the end of a session) on the endpoint: origin, auth, and for
+    /// a GET an `Accept` that admits `text/event-stream`.
+    pub fn check_stream(
+        &self,
+        headers: &(impl RequestHeaders + ?Sized),
+        get: bool,
+    ) -> Result<(), WireRefusal> {
+        self.check_access(headers)?;
+        if get && !headers.header("Accept").is_some_and(accepts_sse) {
+            return Err(WireRefusal {
+                reason: Reason::NotAcceptable,
+                message: "Not Acceptable: Accept must allow text/event-stream",
+            });
+        }
+        Ok(())
+    }
+
+    /// Origin, then auth.
+    fn check_access(&self, headers: &(impl RequestHeaders + ?Sized)) -> Result<(), WireRefusal> {
+        if let Some(origin) = headers.header("Origin")
+            && !self.origin_allowed(origin)
+        {
+            return Err(WireRefusal {
+                reason: Reason::OriginNotAllowed,
+                message: "Forbidden: the Origin is not allowed",
+            });
+        }
+        if !self.bearer_tokens.is_empty() && !self.authorized(headers.header("Authorization")) {
+            return Err(WireRefusal {
+                reason: Reason::Unauthorized,
+                message: "Unauthorized: a valid bearer token is required",
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether the gateway checks `Authorization` itself (then it is not
+    /// passed on: the token is the gateway's, not the upstream's).
+    pub fn consumes_authorization(&self) -> bool {
+        !self.bearer_tokens.is_empty()
     }
 
     fn origin_allowed(&self, origin: &[u8]) -> bool {
@@ -128,6 +158,14 @@ fn media_type(value: &[u8]) -> &[u8] {
 
 fn is_json_media_type(value: &[u8]) -> bool {
     media_type(value).eq_ignore_ascii_case(b"application/json")
+}
+
+fn accepts_sse(value: &[u8]) -> bool {
+    value.split(|&b| b == b',').map(media_type).any(|range| {
+        range.eq_ignore_ascii_case(b"*/*")
+            || range.eq_ignore_ascii_case(b"text/*")
+            || range.eq_ignore_ascii_case(b"text/event-stream")
+    })
 }
 
 /// Whether an `Accept` list admits both answers a server may give.

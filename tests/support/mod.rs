@@ -163,7 +163,10 @@ pub fn scenario(reason: Reason) -> Option<Scenario> {
         | Reason::NotAcceptable
         | Reason::HeadTooLarge
         | Reason::BadHttp
-        | Reason::NoUpstream => return None,
+        | Reason::NoUpstream
+        | Reason::UpstreamUnreachable
+        | Reason::UpstreamTimeout
+        | Reason::UpstreamBadAnswer => return None,
         gate_reason => message_for(gate_reason),
     })
 }

@@ -23,6 +23,7 @@
 //!   `min(read_timeout, 2 s)`, so the answer is not lost to a TCP reset.
 
 pub(crate) mod parse;
+mod relay;
 
 #[doc(hidden)]
 pub use self::parse::{FrameLimits, Framed, frame_request};
@@ -44,7 +45,10 @@ use monoio::net::TcpStream;
 use monoio::time::Instant;
 
 use self::parse::{ChunkedDecoder, ConnHeader, Framing, HeadMeta, with_head};
-use crate::server::{HttpError, Response, ServerConfig, Service, ShutdownSignal};
+use crate::server::{
+    Forward, Head, HttpError, Reply, Response, ServerConfig, Service, ShutdownSignal,
+};
+use crate::upstream::{Pool, encode_request};
 
 /// First capacity of a connection's read buffer.
 const INITIAL_BUF: usize = 4096;
@@ -100,12 +104,20 @@ pub(crate) struct Worker<S> {
     /// The signal itself: an answer produced before this worker saw the
     /// wake-up (it was busy in the service) already says `close`.
     pub signal: ShutdownSignal,
+    /// This worker's connections to the upstream, if there is one.
+    pub upstream: Option<Pool>,
 }
 
 impl<S: Service> Worker<S> {
-    pub(crate) fn new(service: Arc<S>, limits: Limits, signal: ShutdownSignal) -> Worker<S> {
+    pub(crate) fn new(
+        service: Arc<S>,
+        limits: Limits,
+        signal: ShutdownSignal,
+        upstream: Option<Pool>,
+    ) -> Worker<S> {
         Worker {
             signal,
+            upstream,
             service,
             limits,
             shutting_down: Cell::new(false),
@@ -174,7 +186,7 @@ pub(crate) async fn serve_connection<S: Service>(stream: TcpStream, worker: Rc<W
 }
 
 /// The next thing to do with the bytes buffered from `start`.
-enum Step {
+enum Step<P> {
     /// The head is not complete yet.
     Partial,
     /// The connection layer refuses the request.
@@ -191,6 +203,46 @@ enum Step {
     },
     /// Accepted by `on_head`; the body still has to be read.
     Body(HeadMeta),
+    /// To forward: `request` is what goes upstream (encoded while the head
+    /// was at hand). `consumed` as for `Respond`.
+    Forward {
+        forward: Forward<P>,
+        request: Vec<u8>,
+        consumed: usize,
+        meta: HeadMeta,
+    },
+}
+
+/// The step for a service's reply to a whole request.
+fn reply_step<P>(
+    reply: Reply<P>,
+    head: &Head<'_>,
+    body: &[u8],
+    upstream: Option<&Pool>,
+    consumed: usize,
+    meta: HeadMeta,
+) -> Step<P> {
+    match reply {
+        Reply::Full(resp) => Step::Respond {
+            resp,
+            consumed,
+            keep_alive: meta.keep_alive,
+            linger: false,
+            meta,
+        },
+        Reply::Forward(forward) => {
+            let mut request = Vec::new();
+            if let Some(pool) = upstream {
+                encode_request(&mut request, pool.config(), head, body, forward.withhold);
+            }
+            Step::Forward {
+                forward,
+                request,
+                consumed,
+                meta,
+            }
+        }
+    }
 }
 
 /// How a read ended when it did not bring bytes.
@@ -215,14 +267,14 @@ struct Conn<'w, S: Service> {
 }
 
 /// Runs a service call; a panic becomes a 500 that closes the connection.
-fn guarded(f: impl FnOnce() -> Step) -> Step {
+fn guarded<P>(f: impl FnOnce() -> Step<P>) -> Step<P> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(step) => step,
         Err(_) => panic_step(),
     }
 }
 
-fn panic_step() -> Step {
+fn panic_step<P>() -> Step<P> {
     tracing::error!("the service panicked; answering 500 and closing the connection");
     let mut resp = Response::empty(500);
     resp.close = true;
@@ -295,14 +347,24 @@ impl<S: Service> Conn<'_, S> {
                 self.answer(resp, keep_alive, linger, meta).await
             }
             Step::Body(meta) => self.read_body_and_answer(meta).await,
+            Step::Forward {
+                forward,
+                request,
+                consumed,
+                meta,
+            } => {
+                self.start += consumed;
+                self.forward(forward, request, meta).await
+            }
         }
     }
 
     /// Parses the head at `start` and, when the whole request is already
     /// buffered, answers it.
-    fn decide(&self) -> Step {
+    fn decide(&self) -> Step<S::Pending> {
         let limits = self.worker.limits;
         let service = &*self.worker.service;
+        let upstream = self.worker.upstream.as_ref();
         let bytes = &self.buf[self.start..];
         guarded(|| {
             let decided = with_head(
@@ -337,13 +399,14 @@ impl<S: Service> Conn<'_, S> {
                         };
                     }
                     match meta.framing {
-                        Framing::None => Step::Respond {
-                            resp: service.on_request(head, &[]),
-                            consumed: meta.head_len,
-                            keep_alive: meta.keep_alive,
-                            linger: false,
+                        Framing::None => reply_step(
+                            service.on_request(head, &[]),
+                            head,
+                            &[],
+                            upstream,
+                            meta.head_len,
                             meta,
-                        },
+                        ),
                         Framing::Length(n) if n > limits.body_limit as u64 => {
                             Step::Error(HttpError::BodyTooLarge {
                                 limit: limits.body_limit,
@@ -351,13 +414,15 @@ impl<S: Service> Conn<'_, S> {
                         }
                         Framing::Length(n) if n <= avail => {
                             let end = meta.head_len + n as usize;
-                            Step::Respond {
-                                resp: service.on_request(head, &bytes[meta.head_len..end]),
-                                consumed: end,
-                                keep_alive: meta.keep_alive,
-                                linger: false,
+                            let body = &bytes[meta.head_len..end];
+                            reply_step(
+                                service.on_request(head, body),
+                                head,
+                                body,
+                                upstream,
+                                end,
                                 meta,
-                            }
+                            )
                         }
                         Framing::Length(_) | Framing::Chunked => Step::Body(meta),
                     }
@@ -420,21 +485,26 @@ impl<S: Service> Conn<'_, S> {
         // The head is parsed again: it borrows the buffer the body was read
         // into.
         let service = &*self.worker.service;
+        let upstream = self.worker.upstream.as_ref();
         let bytes = &self.buf[..body_end];
         let step = guarded(|| {
             match with_head(
                 bytes,
                 limits.max_headers,
                 limits.max_head_bytes,
-                |head, meta| service.on_request(head, &bytes[meta.head_len..]),
-            ) {
-                Ok(Some(resp)) => Step::Respond {
-                    resp,
-                    consumed: next,
-                    keep_alive: meta.keep_alive,
-                    linger: false,
-                    meta,
+                |head, again| {
+                    let body = &bytes[again.head_len..];
+                    reply_step(
+                        service.on_request(head, body),
+                        head,
+                        body,
+                        upstream,
+                        next,
+                        meta,
+                    )
                 },
+            ) {
+                Ok(Some(step)) => step,
                 _ => Step::Error(HttpError::BadRequest),
             }
         });
@@ -448,6 +518,15 @@ impl<S: Service> Conn<'_, S> {
             } => {
                 self.start = consumed;
                 self.answer(resp, keep_alive, linger, meta).await
+            }
+            Step::Forward {
+                forward,
+                request,
+                consumed,
+                meta,
+            } => {
+                self.start = consumed;
+                self.forward(forward, request, meta).await
             }
             Step::Error(e) => self.refuse(e).await,
             Step::Partial | Step::Body(_) => unreachable!(),

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Load benchmark of `mcpgate serve --upstream`, in one run and with the same
+# wrk settings for each target, the same valid 516-byte 2026-07-28
+# tools/call POSTed to:
+#   direct   the fast upstream itself (benches/hyper-baseline in its
+#            tools-call mode: reads the body, answers a fixed JSON result)
+#   gateway  mcpgate serve --upstream pointing at that upstream: every
+#            request is checked, forwarded over a kept-alive connection and
+#            its answer relayed
+# The upstream and the gateway (one worker) share CPU 0, wrk runs one
+# thread on CPU 1: "gateway" therefore includes the upstream's own work,
+# and the difference is what the gateway adds on one core. The CPU time
+# each server process spent per request is printed beside (on loopback a
+# sender also pays for much of the receiver's TCP work, so a proxy, which
+# sends twice per request, pays for it twice).
+#
+# Usage: benches/gateway-load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${1:-10}
+CONNECTIONS=${2:-32}
+DRIVER=${3:-epoll}
+HZ=$(getconf CLK_TCK)
+
+if ! command -v wrk >/dev/null; then
+    echo "installing wrk" >&2
+    (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
+fi
+
+cargo build --release --quiet
+cargo build --release --quiet --manifest-path benches/hyper-baseline/Cargo.toml
+work=$(mktemp -d)
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+head = ('{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+        '"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":'
+        '{"sampling":{},"elicitation":{"form":{}}},"progressToken":"p-1"},"name":"get_weather","arguments":{"location":"New York",'
+        '"units":"metric","days":3,"include":["hourly","alerts"],"rows":[],"note":"')
+tail = '"}}}'
+body = head + "n" * (516 - len(head) - len(tail)) + tail
+assert len(body) == 516
+lua = f'''wrk.method = "POST"
+wrk.body = {json.dumps(body)}
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+wrk.headers["Mcp-Method"] = "tools/call"
+wrk.headers["Mcp-Name"] = "get_weather"
+'''
+open(f"{work}/post.lua", "w").write(lua)
+open(f"{work}/body.json", "w").write(body)
+PY
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# run NAME URL: one wrk run; prints "name req/s p50_us p99_us non2xx
+# upstream_cpu_us_per_req gateway_cpu_us_per_req"
+run() {
+    local name=$1 url=$2 out u0 g0 u1 g1
+    u0=$(cpu_ticks "$upstream_pid"); g0=$(cpu_ticks "$gate_pid")
+    out=$(taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" "$url")
+    u1=$(cpu_ticks "$upstream_pid"); g1=$(cpu_ticks "$gate_pid")
+    python3 - "$name" "$((u1 - u0))" "$((g1 - g0))" "$HZ" <<PY
+import re, sys
+out = """$out"""
+def latency(p):
+    m = re.search(r"^\s*%s%%\s+([\d.]+)(us|ms|s)" % p, out, re.M)
+    v, unit = float(m.group(1)), m.group(2)
+    return v * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+reqs = max(int(re.search(r"(\d+) requests in", out).group(1)), 1)
+hz = int(sys.argv[4])
+upstream_cpu, gateway_cpu = (int(t) / hz * 1e6 / reqs for t in sys.argv[2:4])
+errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+socket_errors = re.search(r"Socket errors: (.*)", out)
+if socket_errors:
+    print(f"{sys.argv[1]}: socket errors: {socket_errors.group(1)}", file=sys.stderr)
+print(f"{sys.argv[1]} {rps:.0f} {latency(50):.1f} {latency(99):.1f} {errors.group(1) if errors else 0} {upstream_cpu:.2f} {gateway_cpu:.2f}")
+PY
+}
+
+start() { # start NAME CMD...: runs CMD pinned to CPU 0, waits for "listening on"
+    local name=$1; shift
+    taskset -c 0 "$@" > "$work/$name.out" 2>"$work/$name.err" &
+    local pid=$!
+    for _ in $(seq 100); do
+        grep -q "listening on" "$work/$name.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    echo "$pid $(sed -n 's/listening on //p' "$work/$name.out")"
+}
+
+read -r upstream_pid upstream_addr < <(start upstream benches/hyper-baseline/target/release/hyper-baseline 127.0.0.1:0 tools-call)
+pids+=("$upstream_pid")
+read -r gate_pid gate_addr < <(MCPGATE_LOG=warn start mcpgate target/release/mcpgate serve --listen 127.0.0.1:0 --workers 1 \
+    --io-driver "$DRIVER" --upstream "http://$upstream_addr/mcp")
+pids+=("$gate_pid")
+
+# The gateway's answer must be the upstream's, byte for byte.
+curl_body() { curl -s -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_weather' \
+    --data-binary @"$work/body.json" "$1"; }
+if command -v curl >/dev/null && [ "$(curl_body "http://$upstream_addr/mcp")" != "$(curl_body "http://$gate_addr/mcp")" ]; then
+    echo "the gateway's answer differs from the upstream's" >&2
+    exit 1
+fi
+
+results=$(
+    run direct "http://$upstream_addr/mcp"
+    run gateway "http://$gate_addr/mcp"
+)
+python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" <<PY
+import sys
+rows = [line.split() for line in """$results""".strip().splitlines()]
+print(f"wrk -t1 -c{sys.argv[2]} -d{sys.argv[1]}s on CPU 1; upstream and gateway (1 worker, {sys.argv[3]}) on CPU 0")
+print(f"{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'non-2xx':>9}{'upstream cpu us/req':>21}{'gateway cpu us/req':>20}")
+by = {}
+for name, rps, p50, p99, errors, up_cpu, gw_cpu in rows:
+    by[name] = (float(rps), float(p50), float(p99))
+    print(f"{name:<10}{rps:>10}{p50:>10}{p99:>10}{errors:>9}{up_cpu:>21}{gw_cpu:>20}")
+d, g = by["direct"], by["gateway"]
+print(f"gateway/direct: {g[0]/d[0]:.2f}x req/s; added p50 {g[1]-d[1]:.1f} us, added p99 {g[2]-d[2]:.1f} us")
+PY

@@ -1,0 +1,205 @@
+//! Forwarding one request and relaying the answer: the exchange runs on
+//! the worker's upstream pool; the answer's head is written as soon as it
+//! is read and each part of the body as soon as it arrives (re-chunked
+//! when the upstream did not give a length). Meanwhile the client socket
+//! is watched: a client that goes away drops the upstream connection
+//! (closing it), which is how the upstream learns the request is
+//! cancelled.
+
+use std::io::Write as _;
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use monoio::net::TcpStream;
+
+use super::parse::{ConnHeader, HeadMeta, has_body, reason};
+use super::{Conn, ReadEnd};
+use crate::server::{Forward, Response, Service, UpstreamFailure, WatchedAnswer};
+use crate::upstream::answer::BodyState;
+use crate::upstream::{AnswerHead, BodyFraming};
+
+impl<S: Service> Conn<'_, S> {
+    /// Forwards `request` (already encoded for the upstream) and relays the
+    /// answer; or answers the failure through the service.
+    pub(super) async fn forward(
+        &mut self,
+        forward: Forward<S::Pending>,
+        request: Vec<u8>,
+        meta: HeadMeta,
+    ) -> Result<(), ReadEnd> {
+        // Answers to earlier pipelined requests go first.
+        self.flush().await?;
+        let worker = self.worker;
+        let exchanged = match &worker.upstream {
+            None => Some(Err(UpstreamFailure::Unreachable)),
+            Some(pool) => {
+                monoio::select! {
+                    r = pool.exchange(request) => Some(r),
+                    () = client_gone(&self.stream) => None,
+                }
+            }
+        };
+        let (mut upstream, head) = match exchanged {
+            // The exchange (and its connection) was dropped with the select.
+            None => return Err(ReadEnd::Closed),
+            Some(Err(failure)) => {
+                let service = &*worker.service;
+                let resp = catch_unwind(AssertUnwindSafe(|| {
+                    service.on_upstream_failure(&forward.pending, failure)
+                }))
+                .unwrap_or_else(|_| Response::empty(500));
+                return self.answer(resp, meta.keep_alive, false, meta).await;
+            }
+            Some(Ok(exchanged)) => exchanged,
+        };
+
+        let close = !meta.keep_alive
+            || worker.shutting_down.get()
+            || worker.signal.is_triggered()
+            // An HTTP/1.0 client learns where a body of unknown length
+            // ends from the close.
+            || (meta.http10 && matches!(head.framing, BodyFraming::Chunked | BodyFraming::UntilClose));
+        let rechunk = !meta.http10
+            && has_body(head.status)
+            && matches!(head.framing, BodyFraming::Chunked | BodyFraming::UntilClose);
+        let conn = if close {
+            ConnHeader::Close
+        } else if meta.http10 {
+            ConnHeader::KeepAlive
+        } else {
+            ConnHeader::None
+        };
+        encode_answer_head(&mut self.out, &head, conn, rechunk);
+
+        let idle = worker
+            .upstream
+            .as_ref()
+            .map(|pool| pool.config().idle_timeout)
+            .unwrap_or_default();
+        let limit = worker.limits.body_limit;
+        let mut body = BodyState::new(head.framing);
+        let mut data = Vec::new();
+        let mut tee = forward.watch.then(Vec::new);
+        let mut more = match upstream.take_buffered(&mut body, &mut data) {
+            Ok(()) => !body.is_done(),
+            Err(_) => return self.cut().await,
+        };
+        loop {
+            if !data.is_empty() {
+                if let Some(copy) = &mut tee {
+                    if copy.len() + data.len() <= limit {
+                        copy.extend_from_slice(&data);
+                    } else {
+                        // Too large to watch; the relay goes on untouched.
+                        tee = None;
+                    }
+                }
+                if rechunk {
+                    // Writing into a Vec cannot fail.
+                    let _ = write!(self.out, "{:x}\r\n", data.len());
+                    self.out.extend_from_slice(&data);
+                    self.out.extend_from_slice(b"\r\n");
+                } else {
+                    self.out.extend_from_slice(&data);
+                }
+                data.clear();
+            }
+            if !more && rechunk {
+                self.out.extend_from_slice(b"0\r\n\r\n");
+            }
+            self.flush().await?;
+            if !more {
+                break;
+            }
+            let next = monoio::select! {
+                r = upstream.next_piece(&mut body, &mut data, idle) => Some(r),
+                () = client_gone(&self.stream) => None,
+            };
+            more = match next {
+                Some(Ok(more)) => more,
+                // Idle too long or broken upstream: the head is out, so
+                // the client learns it from the close.
+                Some(Err(_)) => {
+                    tracing::warn!("the upstream's answer stopped before its end; closing");
+                    return self.cut().await;
+                }
+                None => return Err(ReadEnd::Closed),
+            };
+        }
+        if head.keep_alive
+            && let Some(pool) = &worker.upstream
+        {
+            pool.put_back(upstream);
+        }
+        if let Some(copy) = tee {
+            let service = &*worker.service;
+            let answer = WatchedAnswer {
+                status: head.status,
+                event_stream: head.event_stream,
+                body: &copy,
+            };
+            let pending = forward.pending;
+            if catch_unwind(AssertUnwindSafe(|| service.on_answer(pending, answer))).is_err() {
+                tracing::error!("the service panicked watching an answer");
+            }
+        }
+        if close {
+            return Err(ReadEnd::Closed);
+        }
+        Ok(())
+    }
+
+    /// Ends a relay that cannot be completed: writes what is queued and
+    /// closes.
+    async fn cut(&mut self) -> Result<(), ReadEnd> {
+        let _ = self.flush().await;
+        Err(ReadEnd::Closed)
+    }
+}
+
+/// The status line and headers of a relayed answer, with its framing for
+/// the client and the connection header.
+fn encode_answer_head(out: &mut Vec<u8>, head: &AnswerHead, conn: ConnHeader, rechunk: bool) {
+    let _ = write!(out, "HTTP/1.1 {} {}\r\n", head.status, reason(head.status));
+    out.extend_from_slice(&head.headers);
+    if has_body(head.status) {
+        match head.framing {
+            BodyFraming::None => out.extend_from_slice(b"Content-Length: 0\r\n"),
+            BodyFraming::Length(n) => {
+                let _ = write!(out, "Content-Length: {n}\r\n");
+            }
+            BodyFraming::Chunked | BodyFraming::UntilClose if rechunk => {
+                out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+            }
+            BodyFraming::Chunked | BodyFraming::UntilClose => {}
+        }
+    }
+    match conn {
+        ConnHeader::Close => out.extend_from_slice(b"Connection: close\r\n"),
+        ConnHeader::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
+        ConnHeader::None => {}
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Completes when the client has closed its side (or its socket failed).
+/// Bytes waiting to be read (a pipelined request) are left for later, and
+/// the watch then never completes: the request waits its turn.
+async fn client_gone(stream: &TcpStream) {
+    loop {
+        if stream.readable(false).await.is_err() {
+            return;
+        }
+        // SAFETY: the descriptor is owned by `stream`, which outlives this
+        // borrow.
+        let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) };
+        let sock = socket2::SockRef::from(&fd);
+        let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
+        match sock.recv_with_flags(&mut byte, libc::MSG_PEEK | libc::MSG_DONTWAIT) {
+            Ok(0) => return,
+            Ok(_) => std::future::pending::<()>().await,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => return,
+        }
+    }
+}

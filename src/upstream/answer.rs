@@ -1,0 +1,400 @@
+//! Reading the upstream's answer: its head (httparse), then its body as
+//! it arrives — `Content-Length`, chunked (decoded here, re-framed for the
+//! client by the connection layer) or delimited by the close.
+
+use super::{connection_tokens, is_hop_by_hop};
+
+/// The most headers an upstream answer may carry.
+const MAX_ANSWER_HEADERS: usize = 128;
+/// The longest head accepted from the upstream.
+pub const MAX_ANSWER_HEAD: usize = 64 * 1024;
+/// The longest chunk size line accepted from the upstream.
+const MAX_CHUNK_LINE: usize = 4096;
+
+/// The upstream sent something that is not a valid HTTP/1.x answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Malformed;
+
+/// How the body of an answer is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFraming {
+    /// No body (1xx, 204, 304, or `Content-Length: 0`).
+    None,
+    Length(u64),
+    Chunked,
+    /// Until the upstream closes the connection.
+    UntilClose,
+}
+
+/// An answer's head, as the client will see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerHead {
+    pub status: u16,
+    /// The end-to-end headers, each `Name: value\r\n`, in the upstream's
+    /// order; framing and hop-by-hop headers left out (the connection
+    /// layer writes its own).
+    pub headers: Vec<u8>,
+    pub framing: BodyFraming,
+    /// The upstream keeps the connection open after this answer.
+    pub keep_alive: bool,
+    /// `Content-Type: text/event-stream`.
+    pub event_stream: bool,
+}
+
+/// What the bytes at the start of a buffer hold.
+#[derive(Debug)]
+pub enum Parsed {
+    /// Not a whole head yet.
+    Partial,
+    /// An interim (1xx) answer of this many bytes: skipped.
+    Interim(usize),
+    /// The final answer's head and its length.
+    Final(AnswerHead, usize),
+}
+
+/// Parses an answer head at the start of `buf`. `Err`: not HTTP/1.x, an
+/// invalid or conflicting framing, or a head over [`MAX_ANSWER_HEAD`].
+pub fn parse_head(buf: &[u8]) -> Result<Parsed, Malformed> {
+    let mut storage = [httparse::EMPTY_HEADER; MAX_ANSWER_HEADERS];
+    let mut answer = httparse::Response::new(&mut storage);
+    let len = match answer.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if buf.len() <= MAX_ANSWER_HEAD => {
+            return Ok(Parsed::Partial);
+        }
+        _ => return Err(Malformed),
+    };
+    let (Some(status), Some(version)) = (answer.code, answer.version) else {
+        return Err(Malformed);
+    };
+    if status == 101 {
+        // Never asked for: nothing to relay it as.
+        return Err(Malformed);
+    }
+    if (100..200).contains(&status) {
+        return Ok(Parsed::Interim(len));
+    }
+    let named = connection_tokens(answer.headers.iter().map(|h| (h.name.as_bytes(), h.value)));
+    let mut length: Option<u64> = None;
+    let mut chunked = false;
+    let mut close = version == 0;
+    let mut event_stream = false;
+    let mut accel = false;
+    let mut headers = Vec::with_capacity(256);
+    for h in answer.headers.iter() {
+        let name = h.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let text = std::str::from_utf8(h.value.trim_ascii()).map_err(|_| Malformed)?;
+            if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(Malformed);
+            }
+            let n: u64 = text.parse().map_err(|_| Malformed)?;
+            if length.is_some_and(|old| old != n) {
+                return Err(Malformed);
+            }
+            length = Some(n);
+            continue;
+        }
+        if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            // Only chunked is understood; anything else cannot be relayed.
+            if chunked || !h.value.trim_ascii().eq_ignore_ascii_case(b"chunked") {
+                return Err(Malformed);
+            }
+            chunked = true;
+            continue;
+        }
+        if name.eq_ignore_ascii_case(b"connection") {
+            let has = |t: &[u8]| {
+                h.value
+                    .split(|&b| b == b',')
+                    .any(|v| v.trim_ascii().eq_ignore_ascii_case(t))
+            };
+            if has(b"close") {
+                close = true;
+            } else if version == 0 && has(b"keep-alive") {
+                close = false;
+            }
+        }
+        if is_hop_by_hop(name) || named.iter().any(|t| t.eq_ignore_ascii_case(name)) {
+            continue;
+        }
+        if name.eq_ignore_ascii_case(b"content-type") {
+            let media = h.value.split(|&b| b == b';').next().unwrap_or_default();
+            event_stream = media
+                .trim_ascii()
+                .eq_ignore_ascii_case(b"text/event-stream");
+        }
+        accel |= name.eq_ignore_ascii_case(b"x-accel-buffering");
+        headers.extend_from_slice(name);
+        headers.extend_from_slice(b": ");
+        headers.extend_from_slice(h.value);
+        headers.extend_from_slice(b"\r\n");
+    }
+    if event_stream && !accel {
+        // Proxies in front of the gateway must not hold events back.
+        headers.extend_from_slice(b"X-Accel-Buffering: no\r\n");
+    }
+    let framing = if status == 204 || status == 304 {
+        BodyFraming::None
+    } else if chunked {
+        if length.is_some() {
+            return Err(Malformed);
+        }
+        BodyFraming::Chunked
+    } else {
+        match length {
+            Some(0) => BodyFraming::None,
+            Some(n) => BodyFraming::Length(n),
+            None => BodyFraming::UntilClose,
+        }
+    };
+    Ok(Parsed::Final(
+        AnswerHead {
+            status,
+            headers,
+            framing,
+            keep_alive: !close && framing != BodyFraming::UntilClose,
+            event_stream,
+        },
+        len,
+    ))
+}
+
+/// Where a body being read stands.
+#[derive(Debug)]
+pub enum BodyState {
+    Length(u64),
+    Chunked(Chunked),
+    UntilClose,
+    Done,
+}
+
+impl BodyState {
+    pub fn new(framing: BodyFraming) -> BodyState {
+        match framing {
+            BodyFraming::None | BodyFraming::Length(0) => BodyState::Done,
+            BodyFraming::Length(n) => BodyState::Length(n),
+            BodyFraming::Chunked => BodyState::Chunked(Chunked::default()),
+            BodyFraming::UntilClose => BodyState::UntilClose,
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        matches!(self, BodyState::Done)
+    }
+
+    /// Takes body bytes from `input`, appending the data to `out`; returns
+    /// how many bytes of `input` it used (an incomplete chunk line is left).
+    pub fn take(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, Malformed> {
+        match self {
+            BodyState::Done => Ok(0),
+            BodyState::UntilClose => {
+                out.extend_from_slice(input);
+                Ok(input.len())
+            }
+            BodyState::Length(remaining) => {
+                let n = (input.len() as u64).min(*remaining) as usize;
+                out.extend_from_slice(&input[..n]);
+                *remaining -= n as u64;
+                if *remaining == 0 {
+                    *self = BodyState::Done;
+                }
+                Ok(n)
+            }
+            BodyState::Chunked(chunked) => {
+                let used = chunked.decode(input, out)?;
+                if chunked.state == ChunkState::Done {
+                    *self = BodyState::Done;
+                }
+                Ok(used)
+            }
+        }
+    }
+
+    /// The upstream closed the connection: the end of a close-delimited
+    /// body, a truncated one otherwise.
+    pub fn at_eof(&mut self) -> Result<(), Malformed> {
+        match self {
+            BodyState::UntilClose | BodyState::Done => {
+                *self = BodyState::Done;
+                Ok(())
+            }
+            _ => Err(Malformed),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum ChunkState {
+    #[default]
+    Size,
+    Data(u64),
+    DataEnd,
+    Trailer,
+    Done,
+}
+
+/// A streaming chunked decoder: the data goes out as it arrives.
+#[derive(Debug, Default)]
+pub struct Chunked {
+    state: ChunkState,
+}
+
+impl Chunked {
+    fn decode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, Malformed> {
+        let mut at = 0;
+        loop {
+            let avail = &input[at..];
+            match self.state {
+                ChunkState::Done => return Ok(at),
+                ChunkState::Size | ChunkState::Trailer => {
+                    let Some(nl) = avail.iter().position(|&b| b == b'\n') else {
+                        return if avail.len() > MAX_CHUNK_LINE {
+                            Err(Malformed)
+                        } else {
+                            Ok(at)
+                        };
+                    };
+                    let line = avail[..nl].strip_suffix(b"\r").unwrap_or(&avail[..nl]);
+                    at += nl + 1;
+                    self.state = if self.state == ChunkState::Trailer {
+                        // Trailers are dropped; an empty line ends them.
+                        if line.is_empty() {
+                            ChunkState::Done
+                        } else {
+                            ChunkState::Trailer
+                        }
+                    } else {
+                        match chunk_size(line)? {
+                            0 => ChunkState::Trailer,
+                            n => ChunkState::Data(n),
+                        }
+                    };
+                }
+                ChunkState::Data(remaining) => {
+                    let n = (avail.len() as u64).min(remaining) as usize;
+                    if n == 0 {
+                        return Ok(at);
+                    }
+                    out.extend_from_slice(&avail[..n]);
+                    at += n;
+                    self.state = match remaining - n as u64 {
+                        0 => ChunkState::DataEnd,
+                        left => ChunkState::Data(left),
+                    };
+                }
+                ChunkState::DataEnd => match avail {
+                    [b'\r', b'\n', ..] => {
+                        at += 2;
+                        self.state = ChunkState::Size;
+                    }
+                    [] | [b'\r'] => return Ok(at),
+                    _ => return Err(Malformed),
+                },
+            }
+        }
+    }
+}
+
+/// The size of a chunk size line (extensions ignored).
+fn chunk_size(line: &[u8]) -> Result<u64, Malformed> {
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if digits == 0 || digits > 15 {
+        return Err(Malformed);
+    }
+    let rest = line[digits..].trim_ascii();
+    if !rest.is_empty() && rest[0] != b';' {
+        return Err(Malformed);
+    }
+    Ok(line[..digits].iter().fold(0u64, |n, &b| {
+        (n << 4) | (b as char).to_digit(16).unwrap_or(0) as u64
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> (AnswerHead, usize) {
+        match parse_head(text.as_bytes()).unwrap() {
+            Parsed::Final(h, n) => (h, n),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_head_keeps_end_to_end_headers_and_reads_the_framing() {
+        let text = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5\r\nConnection: X-Hop\r\nX-Hop: 1\r\nMcp-Session-Id: s\r\n\r\nhello";
+        let (h, n) = head(text);
+        assert_eq!(n, text.len() - "hello".len());
+        assert_eq!(h.framing, BodyFraming::Length(5));
+        assert!(h.keep_alive && !h.event_stream);
+        assert_eq!(
+            h.headers,
+            b"Content-Type: application/json\r\nMcp-Session-Id: s\r\n"
+        );
+        let (h, _) = head(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+        );
+        assert_eq!(h.framing, BodyFraming::Chunked);
+        assert!(h.event_stream);
+        assert!(
+            String::from_utf8(h.headers)
+                .unwrap()
+                .ends_with("X-Accel-Buffering: no\r\n")
+        );
+        let (h, _) = head("HTTP/1.1 200 OK\r\n\r\n");
+        assert_eq!(h.framing, BodyFraming::UntilClose);
+        assert!(!h.keep_alive);
+        let (h, _) =
+            head("HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        assert_eq!(h.framing, BodyFraming::None);
+        assert!(!h.keep_alive);
+        assert!(matches!(
+            parse_head(b"HTTP/1.1 100 Continue\r\n\r\n"),
+            Ok(Parsed::Interim(25))
+        ));
+        assert!(matches!(
+            parse_head(b"HTTP/1.1 200 OK\r\nContent-"),
+            Ok(Parsed::Partial)
+        ));
+        for bad in [
+            "SSH-2.0\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+        ] {
+            assert!(parse_head(bad.as_bytes()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn chunked_bodies_are_decoded_across_any_split() {
+        let wire = b"5;ext=1\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\nTrailer: x\r\n\r\n";
+        for split in 0..wire.len() {
+            let mut state = BodyState::new(BodyFraming::Chunked);
+            let mut out = Vec::new();
+            let mut pending = wire[..split].to_vec();
+            let used = state.take(&pending, &mut out).unwrap();
+            pending.drain(..used);
+            pending.extend_from_slice(&wire[split..]);
+            let used = state.take(&pending, &mut out).unwrap();
+            assert_eq!(used, pending.len(), "split {split}");
+            assert!(state.is_done(), "split {split}");
+            assert_eq!(out, b"hello world");
+        }
+        let mut state = BodyState::new(BodyFraming::Chunked);
+        assert!(state.take(b"zz\r\n", &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn a_length_body_ends_at_its_length() {
+        let mut state = BodyState::new(BodyFraming::Length(3));
+        let mut out = Vec::new();
+        assert_eq!(state.take(b"abcdef", &mut out).unwrap(), 3);
+        assert!(state.is_done());
+        assert_eq!(out, b"abc");
+        assert!(BodyState::new(BodyFraming::Length(3)).at_eof().is_err());
+        assert!(BodyState::new(BodyFraming::UntilClose).at_eof().is_ok());
+    }
+}

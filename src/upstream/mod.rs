@@ -1,0 +1,275 @@
+//! The upstream transport: where allowed messages are forwarded, over a
+//! per-worker pool of keep-alive HTTP/1.1 connections ([`pool`]), and how
+//! its answers are read ([`answer`]). Nothing here knows what a message
+//! means; the gate decided that before.
+
+pub mod answer;
+pub mod pool;
+pub mod sse;
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use crate::server::Head;
+
+pub use answer::{AnswerHead, BodyFraming};
+pub use pool::{Pool, UpstreamConn};
+
+/// Where to forward, and how long to wait for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamConfig {
+    /// The URL as configured (for logs).
+    pub url: String,
+    /// Resolved once, at start.
+    pub addr: SocketAddr,
+    /// `host[:port]` as the URL wrote it: the `Host` sent upstream.
+    pub authority: String,
+    /// The request path sent upstream (the client's query is appended).
+    pub path: String,
+    /// Establishing a new connection.
+    pub connect_timeout: Duration,
+    /// From the request written to the answer's head read in full.
+    pub first_byte_timeout: Duration,
+    /// Between two reads of an answer's body (an SSE stream may pause this
+    /// long).
+    pub idle_timeout: Duration,
+}
+
+/// The defaults: 2 s to connect, 30 s to the first byte, 300 s idle.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+impl UpstreamConfig {
+    /// Parses `http://host[:port][/path]` and resolves the host. Only plain
+    /// `http://` (no TLS, no user info, no query or fragment).
+    pub fn parse(url: &str) -> Result<UpstreamConfig, String> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("{url:?} is not an http:// URL (https is not supported)"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if authority.is_empty() || authority.contains('@') {
+            return Err(format!("{url:?} has no host (or has user info)"));
+        }
+        if path.contains(['?', '#']) || path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            return Err(format!(
+                "{url:?}: the path may not hold a query, a fragment or spaces"
+            ));
+        }
+        let with_port = if authority.ends_with(']') || !authority.contains(':') {
+            format!("{authority}:80")
+        } else {
+            authority.to_owned()
+        };
+        let addr = with_port
+            .to_socket_addrs()
+            .map_err(|e| format!("{url:?}: cannot resolve the host: {e}"))?
+            .next()
+            .ok_or_else(|| format!("{url:?}: the host resolves to no address"))?;
+        Ok(UpstreamConfig {
+            url: url.to_owned(),
+            addr,
+            authority: authority.to_owned(),
+            path: path.to_owned(),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            first_byte_timeout: DEFAULT_FIRST_BYTE_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        })
+    }
+}
+
+/// Why there is no answer to relay. The service turns each into its
+/// answer (a 502 or 504).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// No connection could be made (refused, or not within the connect
+    /// timeout), or it broke before the answer's head.
+    Unreachable,
+    /// The answer's head took longer than the first-byte timeout.
+    Timeout,
+    /// The upstream answered something that is not an HTTP/1.x answer.
+    BadAnswer,
+}
+
+/// Headers that concern one connection only (RFC 9110 §7.6.1): never
+/// passed on, in either direction.
+pub fn is_hop_by_hop(name: &[u8]) -> bool {
+    const NAMES: [&[u8]; 7] = [
+        b"connection",
+        b"keep-alive",
+        b"te",
+        b"trailer",
+        b"transfer-encoding",
+        b"upgrade",
+        b"proxy-connection",
+    ];
+    NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
+        || name
+            .get(..6)
+            .is_some_and(|p| p.eq_ignore_ascii_case(b"proxy-"))
+}
+
+/// The header names a `Connection` header lists (besides `close` and
+/// `keep-alive`): hop-by-hop too.
+pub(crate) fn connection_tokens<'a>(
+    headers: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+) -> smallvec::SmallVec<[&'a [u8]; 4]> {
+    let mut tokens = smallvec::SmallVec::new();
+    for (name, value) in headers {
+        if name.eq_ignore_ascii_case(b"connection") {
+            for token in value.split(|&b| b == b',') {
+                let token = token.trim_ascii();
+                if !token.is_empty() {
+                    tokens.push(token);
+                }
+            }
+        }
+    }
+    tokens
+}
+
+/// Writes the request to send upstream: the client's method, the
+/// upstream's path (with the client's query), `Host` rewritten, the
+/// client's headers minus hop-by-hop ones and `withhold`, and the body
+/// untouched with its own `Content-Length` (a chunked body was de-chunked
+/// on the way in).
+pub fn encode_request(
+    out: &mut Vec<u8>,
+    target: &UpstreamConfig,
+    head: &Head<'_>,
+    body: &[u8],
+    withhold: &[&str],
+) {
+    out.reserve(256 + body.len());
+    out.extend_from_slice(head.method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(target.path.as_bytes());
+    if let Some(query) = head.query {
+        out.push(b'?');
+        out.extend_from_slice(query.as_bytes());
+    }
+    out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    out.extend_from_slice(target.authority.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    let named = connection_tokens(head.headers.iter().map(|h| (h.name.as_bytes(), h.value)));
+    for h in head.headers {
+        let name = h.name.as_bytes();
+        let skip = is_hop_by_hop(name)
+            || named.iter().any(|t| t.eq_ignore_ascii_case(name))
+            // Re-framed, rewritten, or already answered by the gateway.
+            || [&b"host"[..], b"content-length", b"expect"]
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(name))
+            || withhold.iter().any(|w| w.as_bytes().eq_ignore_ascii_case(name));
+        if !skip {
+            out.extend_from_slice(name);
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(h.value);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    if !body.is_empty() || head.method == "POST" {
+        out.extend_from_slice(b"Content-Length: ");
+        out.extend_from_slice(body.len().to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_gives_address_host_and_path() {
+        let c = UpstreamConfig::parse("http://127.0.0.1:9000/mcp").unwrap();
+        assert_eq!(c.addr, "127.0.0.1:9000".parse().unwrap());
+        assert_eq!(
+            (c.authority.as_str(), c.path.as_str()),
+            ("127.0.0.1:9000", "/mcp")
+        );
+        let c = UpstreamConfig::parse("http://127.0.0.1").unwrap();
+        assert_eq!((c.addr.port(), c.path.as_str()), (80, "/"));
+        let c = UpstreamConfig::parse("http://[::1]:81/x/y").unwrap();
+        assert_eq!((c.addr.port(), c.authority.as_str()), (81, "[::1]:81"));
+        for bad in [
+            "https://127.0.0.1/mcp",
+            "127.0.0.1:80",
+            "http:///mcp",
+            "http://u@127.0.0.1/",
+            "http://127.0.0.1/mcp?x=1",
+            "http://127.0.0.1:notaport/",
+        ] {
+            assert!(UpstreamConfig::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hop_by_hop_headers_are_known_in_any_case() {
+        for name in [
+            "Connection",
+            "KEEP-ALIVE",
+            "te",
+            "Trailer",
+            "Transfer-Encoding",
+            "Upgrade",
+            "Proxy-Authorization",
+            "proxy-connection",
+        ] {
+            assert!(is_hop_by_hop(name.as_bytes()), "{name}");
+        }
+        for name in ["Mcp-Session-Id", "Authorization", "Accept", "Proxy", "Tee"] {
+            assert!(!is_hop_by_hop(name.as_bytes()), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_request_keeps_end_to_end_headers_and_the_body() {
+        let target = UpstreamConfig::parse("http://127.0.0.1:9/up").unwrap();
+        let headers = [
+            httparse::Header {
+                name: "Host",
+                value: b"gw",
+            },
+            httparse::Header {
+                name: "Connection",
+                value: b"keep-alive, X-Private",
+            },
+            httparse::Header {
+                name: "X-Private",
+                value: b"1",
+            },
+            httparse::Header {
+                name: "Mcp-Session-Id",
+                value: b"s-1",
+            },
+            httparse::Header {
+                name: "Authorization",
+                value: b"Bearer t",
+            },
+            httparse::Header {
+                name: "Transfer-Encoding",
+                value: b"chunked",
+            },
+        ];
+        let head = Head {
+            method: "POST",
+            path: "/mcp",
+            query: Some("a=1"),
+            headers: &headers,
+            content_length: None,
+            chunked: true,
+            http10: false,
+        };
+        let mut out = Vec::new();
+        encode_request(&mut out, &target, &head, b"{}", &["Authorization"]);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nMcp-Session-Id: s-1\r\nContent-Length: 2\r\n\r\n{}"
+        );
+    }
+}

@@ -1,0 +1,226 @@
+//! A worker's connections to the upstream: kept alive between answers,
+//! owned by the worker's thread (a `RefCell`, never borrowed across an
+//! await), taken for one exchange and put back only when the answer was
+//! read to its end.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Duration;
+
+use monoio::buf::IoBufMut;
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::net::TcpStream;
+use monoio::time::Instant;
+
+use super::answer::{AnswerHead, BodyState, Malformed, Parsed, parse_head};
+use super::{Failure, UpstreamConfig};
+
+/// Idle connections kept per worker; more are closed when put back.
+const MAX_IDLE: usize = 64;
+/// First capacity of a connection's read buffer.
+const READ_BUF: usize = 16 * 1024;
+
+pub struct Pool {
+    config: Arc<UpstreamConfig>,
+    idle: RefCell<Vec<UpstreamConn>>,
+}
+
+/// One connection to the upstream and what was read from it but not used.
+pub struct UpstreamConn {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    /// `buf[pos..]` is not consumed yet.
+    pos: usize,
+}
+
+/// Why reading an answer's body stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyEnd {
+    /// Nothing arrived for the idle timeout.
+    Idle,
+    /// Closed or broken before the body's end, or a framing error.
+    Broken,
+}
+
+impl Pool {
+    pub fn new(config: Arc<UpstreamConfig>) -> Pool {
+        Pool {
+            config,
+            idle: RefCell::new(Vec::new()),
+        }
+    }
+
+    pub fn config(&self) -> &UpstreamConfig {
+        &self.config
+    }
+
+    /// Sends `request` and reads the answer's head. A pooled connection
+    /// that turns out closed before any byte of the answer arrived is
+    /// retried once on a new connection (the request never reached an
+    /// upstream that saw it through); any other failure is final.
+    pub async fn exchange(&self, request: Vec<u8>) -> Result<(UpstreamConn, AnswerHead), Failure> {
+        let mut request = request;
+        let pooled = self.idle.borrow_mut().pop();
+        let first = match pooled {
+            Some(conn) => match self.try_exchange(conn, request).await {
+                Attempt::Done(result) => return result,
+                Attempt::Stale(back) => {
+                    // The upstream closed it while idle: the others idle as
+                    // long are likely gone too.
+                    self.idle.borrow_mut().clear();
+                    back
+                }
+            },
+            None => request,
+        };
+        request = first;
+        let conn = self.connect().await?;
+        match self.try_exchange(conn, request).await {
+            Attempt::Done(result) => result,
+            Attempt::Stale(_) => Err(Failure::Unreachable),
+        }
+    }
+
+    /// Puts a connection whose answer was read to its end back.
+    pub fn put_back(&self, mut conn: UpstreamConn) {
+        let mut idle = self.idle.borrow_mut();
+        if conn.pos == conn.buf.len() && idle.len() < MAX_IDLE {
+            conn.buf.clear();
+            conn.pos = 0;
+            idle.push(conn);
+        }
+    }
+
+    async fn connect(&self) -> Result<UpstreamConn, Failure> {
+        let connect = TcpStream::connect_addr(self.config.addr);
+        match monoio::time::timeout(self.config.connect_timeout, connect).await {
+            Ok(Ok(stream)) => {
+                let _ = stream.set_nodelay(true);
+                Ok(UpstreamConn {
+                    stream,
+                    buf: Vec::with_capacity(READ_BUF),
+                    pos: 0,
+                })
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(upstream = %self.config.url, error = %e, "cannot connect to the upstream");
+                Err(Failure::Unreachable)
+            }
+            // Never connected: unreachable (502), like a refusal; 504 is
+            // for an upstream that took the request and did not answer.
+            Err(_) => {
+                tracing::warn!(upstream = %self.config.url, "connecting to the upstream timed out");
+                Err(Failure::Unreachable)
+            }
+        }
+    }
+
+    async fn try_exchange(&self, mut conn: UpstreamConn, request: Vec<u8>) -> Attempt {
+        let deadline = Instant::now() + self.config.first_byte_timeout;
+        let request = match monoio::time::timeout_at(deadline, conn.stream.write_all(request)).await
+        {
+            Ok((Ok(_), request)) => request,
+            Ok((Err(_), request)) => return Attempt::Stale(request),
+            Err(_) => return Attempt::Done(Err(Failure::Timeout)),
+        };
+        let mut received = false;
+        loop {
+            match parse_head(&conn.buf[conn.pos..]) {
+                Ok(Parsed::Final(head, len)) => {
+                    conn.pos += len;
+                    return Attempt::Done(Ok((conn, head)));
+                }
+                Ok(Parsed::Interim(len)) => conn.pos += len,
+                Ok(Parsed::Partial) => match conn.fill(deadline).await {
+                    Ok(n) if n > 0 => received = true,
+                    Err(Fill::Timeout) => return Attempt::Done(Err(Failure::Timeout)),
+                    Ok(_) | Err(Fill::Io) if !received => return Attempt::Stale(request),
+                    _ => return Attempt::Done(Err(Failure::Unreachable)),
+                },
+                Err(Malformed) => {
+                    tracing::warn!(upstream = %self.config.url, "the upstream's answer is not HTTP/1.x");
+                    return Attempt::Done(Err(Failure::BadAnswer));
+                }
+            }
+        }
+    }
+}
+
+enum Attempt {
+    Done(Result<(UpstreamConn, AnswerHead), Failure>),
+    /// Closed before any byte of the answer: the request, to try again.
+    Stale(Vec<u8>),
+}
+
+enum Fill {
+    Timeout,
+    Io,
+}
+
+impl UpstreamConn {
+    /// Reads more into the buffer; `Ok(0)`: the upstream closed.
+    async fn fill(&mut self, deadline: Instant) -> Result<usize, Fill> {
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        if self.buf.capacity() - self.buf.len() < READ_BUF / 4 {
+            self.buf.reserve(READ_BUF);
+        }
+        let buf = std::mem::take(&mut self.buf);
+        let len = buf.len();
+        match monoio::time::timeout_at(deadline, self.stream.read(buf.slice_mut(len..))).await {
+            Ok((res, slice)) => {
+                self.buf = slice.into_inner();
+                res.map_err(|_| Fill::Io)
+            }
+            // The buffer went with the cancelled read: this connection is
+            // not used again.
+            Err(_) => Err(Fill::Timeout),
+        }
+    }
+
+    /// Appends the body bytes already read to `out`, without reading.
+    pub fn take_buffered(
+        &mut self,
+        body: &mut BodyState,
+        out: &mut Vec<u8>,
+    ) -> Result<(), BodyEnd> {
+        if self.pos < self.buf.len() {
+            let used = body
+                .take(&self.buf[self.pos..], out)
+                .map_err(|Malformed| BodyEnd::Broken)?;
+            self.pos += used;
+        }
+        Ok(())
+    }
+
+    /// Appends the next part of the body to `out`, reading only when
+    /// nothing is buffered. `Ok(true)`: more may come; `Ok(false)`: the
+    /// body is complete (`out` may still hold its last part).
+    pub async fn next_piece(
+        &mut self,
+        body: &mut BodyState,
+        out: &mut Vec<u8>,
+        idle: Duration,
+    ) -> Result<bool, BodyEnd> {
+        loop {
+            self.take_buffered(body, out)?;
+            if body.is_done() {
+                return Ok(false);
+            }
+            if !out.is_empty() {
+                return Ok(true);
+            }
+            match self.fill(Instant::now() + idle).await {
+                Ok(0) => {
+                    body.at_eof().map_err(|Malformed| BodyEnd::Broken)?;
+                    return Ok(false);
+                }
+                Ok(_) => {}
+                Err(Fill::Timeout) => return Err(BodyEnd::Idle),
+                Err(Fill::Io) => return Err(BodyEnd::Broken),
+            }
+        }
+    }
+}

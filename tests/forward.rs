@@ -1,0 +1,788 @@
+//! `mcpgate serve --upstream` over real sockets on 127.0.0.1, in front of
+//! a scripted upstream that records what reaches it: what is forwarded
+//! (and what is not), how answers come back (JSON, event streams as they
+//! arrive), and what the client gets when the upstream fails.
+
+#[path = "support/process.rs"]
+mod process;
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use process::{Answer, CLIENT_HEADERS, Server, post, read_answer};
+use serde_json::json;
+use support::*;
+
+/// A request as the upstream received it.
+#[derive(Debug, Clone)]
+struct Received {
+    request_line: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Answers one received request by writing to the connection; `false`
+/// ends the connection.
+type Script = Arc<dyn Fn(&Received, &mut TcpStream) -> bool + Send + Sync>;
+
+/// A scripted HTTP/1.1 upstream: keeps connections alive, records every
+/// request, counts connections.
+struct Upstream {
+    addr: SocketAddr,
+    received: Arc<Mutex<Vec<Received>>>,
+    accepted: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    open: Arc<Mutex<Vec<TcpStream>>>,
+    acceptor: Option<thread::JoinHandle<()>>,
+}
+
+impl Upstream {
+    fn start(script: Script) -> Upstream {
+        Upstream::start_at("127.0.0.1:0".parse().unwrap(), script)
+    }
+
+    fn start_at(addr: SocketAddr, script: Script) -> Upstream {
+        let listener = TcpListener::bind(addr).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let open = Arc::new(Mutex::new(Vec::new()));
+        let acceptor = {
+            let (received, accepted, stop, open) = (
+                received.clone(),
+                accepted.clone(),
+                stop.clone(),
+                open.clone(),
+            );
+            thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(mut stream) = stream else { continue };
+                    accepted.fetch_add(1, Ordering::SeqCst);
+                    open.lock().unwrap().push(stream.try_clone().unwrap());
+                    let (received, script) = (received.clone(), script.clone());
+                    thread::spawn(move || {
+                        while let Some(request) = read_request(&mut stream) {
+                            received.lock().unwrap().push(request.clone());
+                            if !script(&request, &mut stream) {
+                                break;
+                            }
+                        }
+                        // The clone kept for `kill` would hold it open.
+                        let _ = stream.shutdown(Shutdown::Both);
+                    });
+                }
+            })
+        };
+        Upstream {
+            addr,
+            received,
+            accepted,
+            stop,
+            open,
+            acceptor: Some(acceptor),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/upstream-mcp", self.addr)
+    }
+
+    fn received(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+
+    /// Stops listening and closes every connection, like a killed process.
+    fn kill(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+        if let Some(acceptor) = self.acceptor.take() {
+            acceptor.join().unwrap();
+        }
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+/// Reads one request (`Content-Length` framed, or none); `None` at EOF.
+fn read_request(stream: &mut TcpStream) -> Option<Received> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return None,
+        }
+    }
+    let text = String::from_utf8(head).unwrap();
+    let mut lines = text.split("\r\n");
+    let request_line = lines.next().unwrap().to_owned();
+    let headers: Vec<(String, String)> = lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (n, v) = l.split_once(':').unwrap();
+            (n.trim().to_owned(), v.trim().to_owned())
+        })
+        .collect();
+    let length = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .map_or(0, |(_, v)| v.parse().unwrap());
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).ok()?;
+    Some(Received {
+        request_line,
+        headers,
+        body,
+    })
+}
+
+fn json_answer(status: u16, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nMcp-Session-Id: from-upstream\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Answers every request 200 with a JSON-RPC result echoing its id.
+fn echo_ids() -> Script {
+    Arc::new(|request, stream| {
+        let id = serde_json::from_slice::<serde_json::Value>(&request.body)
+            .map(|v| v["id"].clone())
+            .unwrap_or_default();
+        let body = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}).to_string();
+        stream.write_all(&json_answer(200, &body)).is_ok()
+    })
+}
+
+fn gateway(upstream: &str, extra: &[&str]) -> Server {
+    let mut args = vec!["--upstream", upstream];
+    args.extend_from_slice(extra);
+    Server::start(&args)
+}
+
+/// A valid 2026-07-28 `tools/call` request for the endpoint.
+fn call(id: serde_json::Value, extra: &str) -> Vec<u8> {
+    let message = tools_call(id, "echo", json!({"text": "hi"}));
+    post(
+        "/mcp",
+        &modern_headers(&message),
+        &serde_json::to_vec(&message).unwrap(),
+        &format!("{CLIENT_HEADERS}{extra}"),
+    )
+}
+
+fn series(reason: &str, status: u16) -> String {
+    format!(
+        "mcpgate_rejections_total{{rejecter=\"forward\",reason=\"{reason}\",status=\"{status}\"}}"
+    )
+}
+
+/// Reads a head (status and headers) from the gateway.
+fn read_head(stream: &mut TcpStream) -> (u16, Vec<(String, String)>) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed mid-head");
+        head.push(byte[0]);
+    }
+    let text = String::from_utf8(head).unwrap();
+    let mut lines = text.split("\r\n");
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (n, v) = l.split_once(':').unwrap();
+            (n.trim().to_owned(), v.trim().to_owned())
+        })
+        .collect();
+    (status, headers)
+}
+
+fn find<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// Reads one chunk of a chunked answer (empty: the last one).
+fn read_chunk(stream: &mut TcpStream) -> Vec<u8> {
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while !line.ends_with(b"\r\n") {
+        assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed mid-chunk");
+        line.push(byte[0]);
+    }
+    let size =
+        usize::from_str_radix(std::str::from_utf8(&line[..line.len() - 2]).unwrap(), 16).unwrap();
+    let mut data = vec![0; size + 2];
+    stream.read_exact(&mut data).unwrap();
+    assert!(data.ends_with(b"\r\n"));
+    data.truncate(size);
+    data
+}
+
+/// Waits (boundedly) for a series in `/metrics` to reach `value`.
+fn wait_for_metric(server: &Server, series: &str, value: u64) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while server.metric(series) != value {
+        assert!(Instant::now() < deadline, "{series} never reached {value}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn the_body_is_forwarded_byte_for_byte_with_end_to_end_headers_only() {
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &[]);
+    // Key order and spacing the gateway must not normalise.
+    let body = br#"{ "params" : {"arguments":{"text":"h\u00e9"},"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}},"method":"tools/call","id":"b-1","jsonrpc":"2.0" }"#;
+    let message: serde_json::Value = serde_json::from_slice(body).unwrap();
+    let extra = format!(
+        "{CLIENT_HEADERS}Mcp-Session-Id: s-42\r\nMcp-Param-Foo: bar\r\nAuthorization: Bearer upstream-token\r\n\
+         Last-Event-ID: ev-7\r\nConnection: keep-alive, X-Private\r\nX-Private: secret\r\nKeep-Alive: timeout=5\r\n\
+         Proxy-Authorization: Basic eA==\r\nTE: trailers\r\nX-Custom: kept\r\n"
+    );
+    let raw = post("/mcp", &modern_headers(&message), body, &extra);
+    let answer = server.send(&raw);
+    assert_eq!(
+        answer.status,
+        200,
+        "{:?}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let received = upstream.received();
+    assert_eq!(received.len(), 1);
+    let got = &received[0];
+    assert_eq!(got.request_line, "POST /upstream-mcp HTTP/1.1");
+    assert_eq!(got.body, body);
+    assert_eq!(got.header("Host"), Some(upstream.addr.to_string().as_str()));
+    for (name, value) in [
+        ("Mcp-Session-Id", "s-42"),
+        ("Mcp-Param-Foo", "bar"),
+        ("Authorization", "Bearer upstream-token"),
+        ("Last-Event-ID", "ev-7"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "echo"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+        ("X-Custom", "kept"),
+    ] {
+        assert_eq!(got.header(name), Some(value), "{name}");
+    }
+    for name in [
+        "Connection",
+        "X-Private",
+        "Keep-Alive",
+        "Proxy-Authorization",
+        "TE",
+    ] {
+        assert_eq!(got.header(name), None, "{name} was passed on");
+    }
+}
+
+#[test]
+fn a_chunked_client_body_reaches_the_upstream_whole_with_a_length() {
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &[]);
+    let message = tools_call(json!(5), "echo", json!({}));
+    let body = serde_json::to_vec(&message).unwrap();
+    let mut raw =
+        format!("POST /mcp HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n{CLIENT_HEADERS}");
+    for (name, value) in modern_headers(&message) {
+        raw.push_str(&format!("{name}: {value}\r\n"));
+    }
+    raw.push_str("\r\n");
+    let mut raw = raw.into_bytes();
+    for part in body.chunks(40) {
+        raw.extend(format!("{:x}\r\n", part.len()).into_bytes());
+        raw.extend_from_slice(part);
+        raw.extend_from_slice(b"\r\n");
+    }
+    raw.extend_from_slice(b"0\r\n\r\n");
+    assert_eq!(server.send(&raw).status, 200);
+    let got = &upstream.received()[0];
+    assert_eq!(got.body, body);
+    assert_eq!(
+        got.header("Content-Length"),
+        Some(body.len().to_string().as_str())
+    );
+    assert_eq!(got.header("Transfer-Encoding"), None);
+}
+
+#[test]
+fn a_consumed_bearer_token_is_not_passed_on() {
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &["--bearer-tokens", "gw-token"]);
+    let answer = server.send(&call(json!(1), "Authorization: Bearer gw-token\r\n"));
+    assert_eq!(answer.status, 200);
+    assert_eq!(upstream.received()[0].header("Authorization"), None);
+}
+
+#[test]
+fn a_json_answer_is_relayed_exactly() {
+    let upstream = Upstream::start(Arc::new(|_, stream| {
+        let body =
+            r#"{"jsonrpc":"2.0","id":"x-1","result":{"content":[{"type":"text","text":"sunny"}]}}"#;
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\n\
+             Mcp-Session-Id: s-9\r\nConnection: X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=9\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(answer.as_bytes()).is_ok()
+    }));
+    let server = gateway(&upstream.url(), &[]);
+    let answer = server.send(&call(json!("x-1"), ""));
+    assert_eq!(answer.status, 200);
+    assert_eq!(
+        answer.header("Content-Type"),
+        Some("application/json; charset=utf-8")
+    );
+    assert_eq!(answer.header("Mcp-Session-Id"), Some("s-9"));
+    assert_eq!(answer.header("X-Hop"), None);
+    assert_eq!(answer.header("Keep-Alive"), None);
+    assert_eq!(
+        answer.body,
+        br#"{"jsonrpc":"2.0","id":"x-1","result":{"content":[{"type":"text","text":"sunny"}]}}"#
+    );
+}
+
+#[test]
+fn an_event_stream_is_relayed_as_each_event_arrives() {
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let go_rx = Arc::new(Mutex::new(go_rx));
+    let upstream = Upstream::start(Arc::new(move |_, stream| {
+        let event = |data: &str| {
+            let text = format!("event: message\ndata: {data}\n\n");
+            format!("{:x}\r\n{text}\r\n", text.len())
+        };
+        let first = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n{}",
+            event(
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#
+            )
+        );
+        stream.write_all(first.as_bytes()).unwrap();
+        // The second event only once the client has seen the first.
+        go_rx.lock().unwrap().recv().unwrap();
+        let last = format!(
+            "{}0\r\n\r\n",
+            event(r#"{"jsonrpc":"2.0","id":"s-1","result":{"content":[]}}"#)
+        );
+        stream.write_all(last.as_bytes()).is_ok()
+    }));
+    // `echo` promises a structured result; the streamed answer has none.
+    let catalog = std::env::temp_dir().join(format!("mcpgate-forward-{}.json", std::process::id()));
+    std::fs::write(
+        &catalog,
+        br#"[{"name": "echo", "inputSchema": {"type": "object"},
+              "outputSchema": {"type": "object", "required": ["text"]}}]"#,
+    )
+    .unwrap();
+    let server = gateway(&upstream.url(), &["--catalog", catalog.to_str().unwrap()]);
+    let observed = "mcpgate_answers_observed_total";
+    assert_eq!(server.metric(observed), 0);
+    let mut stream = server.connect();
+    stream.write_all(&call(json!("s-1"), "")).unwrap();
+    let (status, headers) = read_head(&mut stream);
+    assert_eq!(status, 200);
+    assert_eq!(find(&headers, "Content-Type"), Some("text/event-stream"));
+    assert_eq!(find(&headers, "X-Accel-Buffering"), Some("no"));
+    assert_eq!(find(&headers, "Transfer-Encoding"), Some("chunked"));
+    let first = read_chunk(&mut stream);
+    assert!(
+        String::from_utf8(first)
+            .unwrap()
+            .contains("notifications/progress")
+    );
+    go_tx.send(()).unwrap();
+    let second = read_chunk(&mut stream);
+    assert!(String::from_utf8(second).unwrap().contains(r#""id":"s-1""#));
+    assert!(read_chunk(&mut stream).is_empty());
+    // The watch saw the tools/call answer after it was relayed, and
+    // counted its missing structured result.
+    wait_for_metric(&server, observed, 1);
+    wait_for_metric(&server, "mcpgate_tool_output_mismatches_total", 1);
+    std::fs::remove_file(&catalog).unwrap();
+    // The connection stays usable after a relayed stream.
+    stream.write_all(&call(json!(2), "")).unwrap();
+    go_tx.send(()).unwrap();
+    let (status, _) = read_head(&mut stream);
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn a_client_that_disconnects_mid_stream_closes_the_upstream_connection() {
+    let (sent_tx, sent_rx) = mpsc::channel::<()>();
+    let (closed_tx, closed_rx) = mpsc::channel::<bool>();
+    let (sent_tx, closed_tx) = (Mutex::new(sent_tx), Mutex::new(closed_tx));
+    let upstream = Upstream::start(Arc::new(move |_, stream| {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: {}\n\n";
+        stream.write_all(head.as_bytes()).unwrap();
+        sent_tx.lock().unwrap().send(()).unwrap();
+        // Nothing more is sent: only the gateway closing ends this read.
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut byte = [0u8; 1];
+        let closed = match stream.read(&mut byte) {
+            Ok(n) => n == 0,
+            // A timeout is not a close; a reset is.
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        };
+        closed_tx.lock().unwrap().send(closed).unwrap();
+        false
+    }));
+    let server = gateway(&upstream.url(), &[]);
+    let mut stream = server.connect();
+    stream.write_all(&call(json!(1), "")).unwrap();
+    let (status, _) = read_head(&mut stream);
+    assert_eq!(status, 200);
+    sent_rx.recv().unwrap();
+    let first = read_chunk(&mut stream);
+    assert_eq!(first, b"data: {}\n\n");
+    drop(stream);
+    assert!(
+        closed_rx.recv_timeout(Duration::from_secs(20)).unwrap(),
+        "the upstream connection stayed open"
+    );
+}
+
+#[test]
+fn an_event_stream_silent_past_the_idle_timeout_closes_the_client_connection() {
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let release_rx = Mutex::new(release_rx);
+    let upstream = Upstream::start(Arc::new(move |_, stream| {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n9\r\ndata: 1\n\n\r\n";
+        stream.write_all(head.as_bytes()).unwrap();
+        let _ = release_rx.lock().unwrap().recv();
+        false
+    }));
+    let server = gateway(&upstream.url(), &["--upstream-idle-timeout-ms", "300"]);
+    let mut stream = server.connect();
+    stream.write_all(&call(json!(1), "")).unwrap();
+    assert_eq!(read_head(&mut stream).0, 200);
+    assert_eq!(read_chunk(&mut stream), b"data: 1\n\n");
+    // No last chunk: the close tells the client the stream broke off.
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty(), "{rest:?}");
+    drop(release_tx);
+}
+
+#[test]
+fn a_client_that_leaves_before_the_answer_closes_the_upstream_connection() {
+    let (got_tx, got_rx) = mpsc::channel::<()>();
+    let (closed_tx, closed_rx) = mpsc::channel::<bool>();
+    let (got_tx, closed_tx) = (Mutex::new(got_tx), Mutex::new(closed_tx));
+    let upstream = Upstream::start(Arc::new(move |_, stream| {
+        got_tx.lock().unwrap().send(()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut byte = [0u8; 1];
+        let closed = match stream.read(&mut byte) {
+            Ok(n) => n == 0,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        };
+        closed_tx.lock().unwrap().send(closed).unwrap();
+        false
+    }));
+    let server = gateway(&upstream.url(), &[]);
+    let mut stream = server.connect();
+    stream.write_all(&call(json!(1), "")).unwrap();
+    got_rx.recv().unwrap();
+    drop(stream);
+    assert!(
+        closed_rx.recv_timeout(Duration::from_secs(20)).unwrap(),
+        "the upstream connection stayed open"
+    );
+}
+
+#[test]
+fn only_tools_list_and_tools_call_answers_are_watched_and_a_complete_list_becomes_the_catalog() {
+    let upstream = Upstream::start(Arc::new(|request, stream| {
+        let message: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        let answer = if message.get("id").is_some() {
+            json_answer(
+                200,
+                r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}"#,
+            )
+        } else {
+            b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()
+        };
+        stream.write_all(&answer).is_ok()
+    }));
+    let server = gateway(&upstream.url(), &["--workers", "1"]);
+    let observed = "mcpgate_answers_observed_total";
+    let send = |body: &[u8]| {
+        server
+            .send(&post("/mcp", &legacy_headers(), body, CLIENT_HEADERS))
+            .status
+    };
+    assert_eq!(
+        send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+        202
+    );
+    assert_eq!(send(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), 200);
+    assert_eq!(server.metric(observed), 0);
+    assert_eq!(
+        send(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+        200
+    );
+    wait_for_metric(&server, observed, 1);
+    // The complete list became the catalog.
+    wait_for_metric(&server, "mcpgate_catalogs_learned_total", 1);
+    assert_eq!(
+        server.metric("mcpgate_catalog_tools{state=\"registered\"}"),
+        1
+    );
+}
+
+#[test]
+fn a_refused_connection_answers_502_with_the_request_id_and_is_counted() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = gateway(&format!("http://127.0.0.1:{port}/mcp"), &[]);
+    let answer = server.send(&call(json!("r-7"), ""));
+    assert_eq!(answer.status, 502);
+    let body = answer.json();
+    assert_eq!(body["id"], "r-7");
+    assert_eq!(body["error"]["code"], -32603);
+    assert_eq!(server.metric(&series("upstream_unreachable", 502)), 1);
+}
+
+#[test]
+fn no_first_byte_within_the_timeout_answers_504() {
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let release_rx = Mutex::new(release_rx);
+    let upstream = Upstream::start(Arc::new(move |_, _| {
+        // Holds the request without answering until the test ends.
+        let _ = release_rx.lock().unwrap().recv();
+        false
+    }));
+    let server = gateway(
+        &upstream.url(),
+        &["--upstream-first-byte-timeout-ms", "300"],
+    );
+    let answer = server.send(&call(json!(11), ""));
+    assert_eq!(answer.status, 504);
+    let body = answer.json();
+    assert_eq!(body["id"], 11);
+    assert_eq!(body["error"]["code"], -32603);
+    assert_eq!(server.metric(&series("upstream_timeout", 504)), 1);
+    drop(release_tx);
+}
+
+#[test]
+fn an_answer_that_is_not_http_is_502() {
+    let upstream = Upstream::start(Arc::new(|_, stream| {
+        let _ = stream.write_all(b"SSH-2.0-OpenSSH\r\n\r\n");
+        false
+    }));
+    let server = gateway(&upstream.url(), &[]);
+    let answer = server.send(&call(json!(3), ""));
+    assert_eq!(answer.status, 502);
+    assert_eq!(answer.json()["id"], 3);
+    assert_eq!(server.metric(&series("upstream_bad_answer", 502)), 1);
+}
+
+#[test]
+fn an_upstream_restarted_on_the_same_port_is_served_again() {
+    let upstream = Upstream::start(echo_ids());
+    let addr = upstream.addr;
+    let server = gateway(&upstream.url(), &["--workers", "1"]);
+    assert_eq!(server.send(&call(json!(1), "")).status, 200);
+    upstream.kill();
+    assert_eq!(server.send(&call(json!(2), "")).status, 502);
+    let upstream = Upstream::start_at(addr, echo_ids());
+    let answer = server.send(&call(json!(3), ""));
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.json()["id"], 3);
+    assert_eq!(upstream.received().len(), 1);
+}
+
+#[test]
+fn a_pooled_connection_closed_by_the_upstream_is_retried_once() {
+    // Closes each connection after its answer without saying so.
+    let upstream = Upstream::start(Arc::new(|request, stream| {
+        echo_ids()(request, stream);
+        false
+    }));
+    let server = gateway(&upstream.url(), &["--workers", "1"]);
+    for id in 1..=3 {
+        let answer = server.send(&call(json!(id), ""));
+        assert_eq!(answer.status, 200);
+        assert_eq!(answer.json()["id"], id);
+    }
+    assert_eq!(upstream.received().len(), 3);
+}
+
+#[test]
+fn sequential_requests_reuse_one_upstream_connection() {
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &["--workers", "1"]);
+    for id in 1..=5 {
+        assert_eq!(server.send(&call(json!(id), "")).status, 200);
+    }
+    assert_eq!(upstream.received().len(), 5);
+    assert_eq!(upstream.accepted.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn pipelined_requests_are_forwarded_and_answered_in_order() {
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &[]);
+    let mut raw = call(json!(1), "");
+    let mut bad = tools_call(json!(2), "echo", json!({}));
+    bad["params"]["name"] = json!(7);
+    raw.extend(post(
+        "/mcp",
+        &modern_headers(&bad),
+        &serde_json::to_vec(&bad).unwrap(),
+        CLIENT_HEADERS,
+    ));
+    raw.extend(call(json!(3), ""));
+    let mut stream = server.connect();
+    stream.write_all(&raw).unwrap();
+    let answers: Vec<Answer> = (0..3).map(|_| read_answer(&mut stream)).collect();
+    assert_eq!(
+        answers
+            .iter()
+            .map(|a| (a.status, a.json()["id"].clone()))
+            .collect::<Vec<_>>(),
+        [(200, json!(1)), (400, json!(2)), (200, json!(3))]
+    );
+}
+
+#[test]
+fn a_rejected_message_never_reaches_the_upstream() {
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &[]);
+    let mut bad = tools_call(json!(1), "echo", json!({}));
+    bad["params"]["name"] = json!(7);
+    let raw = post(
+        "/mcp",
+        &modern_headers(&bad),
+        &serde_json::to_vec(&bad).unwrap(),
+        CLIENT_HEADERS,
+    );
+    assert_eq!(server.send(&raw).status, 400);
+    // The /validate route never forwards either.
+    let message = tools_call(json!(2), "echo", json!({}));
+    let raw = post(
+        "/validate",
+        &modern_headers(&message),
+        &serde_json::to_vec(&message).unwrap(),
+        CLIENT_HEADERS,
+    );
+    assert_eq!(server.send(&raw).status, 204);
+    assert!(upstream.received().is_empty());
+    assert_eq!(server.send(&call(json!(3), "")).status, 200);
+    assert_eq!(upstream.received().len(), 1);
+}
+
+#[test]
+fn legacy_get_and_delete_are_forwarded_and_a_modern_get_is_405() {
+    let upstream = Upstream::start(Arc::new(|request, stream| {
+        let answer = if request.request_line.starts_with("GET") {
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 12\r\n\r\ndata: ping\n\n"
+        } else {
+            "HTTP/1.1 204 No Content\r\n\r\n"
+        };
+        stream.write_all(answer.as_bytes()).is_ok()
+    }));
+    let server = gateway(&upstream.url(), &[]);
+    let get = server.send(
+        b"GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nMcp-Session-Id: s-1\r\n\
+          MCP-Protocol-Version: 2025-11-25\r\nLast-Event-ID: 4\r\n\r\n",
+    );
+    assert_eq!(get.status, 200);
+    assert_eq!(get.body, b"data: ping\n\n");
+    assert_eq!(get.header("X-Accel-Buffering"), Some("no"));
+    let delete = server.send(b"DELETE /mcp HTTP/1.1\r\nHost: t\r\nMcp-Session-Id: s-1\r\n\r\n");
+    assert_eq!(delete.status, 204);
+    let received = upstream.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[0].request_line, "GET /upstream-mcp HTTP/1.1");
+    assert_eq!(received[0].header("Last-Event-ID"), Some("4"));
+    assert_eq!(received[1].request_line, "DELETE /upstream-mcp HTTP/1.1");
+    assert_eq!(received[1].header("Mcp-Session-Id"), Some("s-1"));
+
+    // The wire checks still apply to a legacy GET.
+    let not_sse = server.send(b"GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: application/json\r\n\r\n");
+    assert_eq!(not_sse.status, 406);
+    let foreign = server.send(
+        b"GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nOrigin: http://evil.example\r\n\r\n",
+    );
+    assert_eq!(foreign.status, 403);
+    // The modern lane has no GET stream and no sessions.
+    for method in ["GET", "DELETE"] {
+        let modern = server.send(
+            format!(
+                "{method} /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        assert_eq!(modern.status, 405, "{method}");
+    }
+    assert_eq!(upstream.received().len(), 2);
+}
+
+#[test]
+fn without_an_upstream_get_and_allowed_posts_answer_as_before() {
+    let server = Server::start(&[]);
+    let get = server.send(b"GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\r\n");
+    assert_eq!(get.status, 405);
+    let answer = server.send(&call(json!(1), ""));
+    assert_eq!(answer.status, 502);
+    assert_eq!(server.metric(&series("no_upstream", 502)), 1);
+}
+
+#[test]
+fn a_notification_is_forwarded_and_the_upstreams_202_relayed() {
+    let upstream = Upstream::start(Arc::new(|_, stream| {
+        stream
+            .write_all(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+            .is_ok()
+    }));
+    let server = gateway(&upstream.url(), &[]);
+    let body = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let raw = post("/mcp", &legacy_headers(), body, CLIENT_HEADERS);
+    let answer = server.send(&raw);
+    assert_eq!(answer.status, 202);
+    assert!(answer.body.is_empty());
+    assert_eq!(upstream.received()[0].body, body);
+}
