@@ -503,7 +503,7 @@ fn valid_add_call() -> Vec<u8> {
 }
 
 #[test]
-#[ignore = "needs forwarding"]
+
 fn official_clients_list_and_call_tools_through_the_gateway() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -545,7 +545,7 @@ fn official_clients_list_and_call_tools_through_the_gateway() {
 }
 
 #[test]
-#[ignore = "needs forwarding"]
+
 fn progress_streams_through_the_gateway_one_step_at_a_time() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -564,7 +564,7 @@ fn progress_streams_through_the_gateway_one_step_at_a_time() {
 }
 
 #[test]
-#[ignore = "needs forwarding"]
+
 fn wrong_typed_call_gets_the_gateway_tool_dialect_answer_and_never_reaches_the_upstream() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -617,7 +617,7 @@ fn wrong_typed_call_gets_the_gateway_tool_dialect_answer_and_never_reaches_the_u
 }
 
 #[test]
-#[ignore = "needs forwarding"]
+
 fn header_mismatch_is_refused_with_32020_before_the_upstream() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -641,7 +641,7 @@ fn header_mismatch_is_refused_with_32020_before_the_upstream() {
 }
 
 #[test]
-#[ignore = "needs forwarding"]
+
 fn killed_upstream_gets_502_and_the_gateway_serves_again_once_it_is_back() {
     let _peers = require_peers!();
     let port = free_port();
@@ -688,7 +688,7 @@ fn killed_upstream_gets_502_and_the_gateway_serves_again_once_it_is_back() {
 }
 
 #[test]
-#[ignore = "needs forwarding"]
+
 fn legacy_sessions_and_sse_from_server_everything_pass_through_the_gateway() {
     let _peers = require_peers!();
     let everything = start_everything();
@@ -712,7 +712,7 @@ fn legacy_sessions_and_sse_from_server_everything_pass_through_the_gateway() {
 }
 
 #[test]
-#[ignore = "needs forwarding"]
+
 fn conformance_through_the_gateway_loses_no_check_and_passes_header_validation() {
     let _peers = require_peers!(exclusive);
     let upstream = start_upstream(0);
@@ -740,7 +740,7 @@ fn conformance_through_the_gateway_loses_no_check_and_passes_header_validation()
 }
 
 #[test]
-#[ignore = "needs forwarding"]
+
 fn two_gateways_behind_haproxy_answer_200_calls_and_share_them() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);

@@ -453,3 +453,44 @@ fn string_ids_are_echoed_exactly_escaped_or_not() {
         assert_eq!(answer["id"], json!(id));
     }
 }
+
+#[test]
+fn a_body_version_the_header_does_not_name_is_a_mismatch_even_when_unsupported() {
+    let gate = gate();
+    let mut message =
+        json!({"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"_meta": meta()}});
+    message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
+    let answer = reject_body(&gate.check(
+        modern_headers(&message).as_slice(),
+        &serde_json::to_vec(&message).unwrap(),
+    ));
+    assert_eq!(answer["error"]["code"], json!(-32020));
+    assert_eq!(answer["error"]["data"]["expected"], json!("v999.0.0"));
+    assert_eq!(answer["error"]["data"]["received"], json!(MODERN));
+}
+
+#[test]
+fn an_unsupported_version_lists_what_a_request_of_its_kind_can_name() {
+    let gate = gate();
+    // A per-request (`_meta`) client is told the per-request revisions.
+    let mut message =
+        json!({"jsonrpc":"2.0","id":15,"method":"tools/list","params":{"_meta": meta()}});
+    message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
+    let headers = vec![
+        ("MCP-Protocol-Version", "v999.0.0"),
+        ("Mcp-Method", "tools/list"),
+    ];
+    let answer =
+        reject_body(&gate.check(headers.as_slice(), &serde_json::to_vec(&message).unwrap()));
+    assert_eq!(answer["error"]["code"], json!(-32022));
+    assert_eq!(answer["error"]["data"]["supported"], json!([MODERN]));
+    assert_eq!(answer["error"]["data"]["requested"], json!("v999.0.0"));
+    // Any other request, every revision served.
+    let message = json!({"jsonrpc":"2.0","id":16,"method":"tools/list"});
+    let answer =
+        reject_body(&gate.check(headers.as_slice(), &serde_json::to_vec(&message).unwrap()));
+    assert_eq!(
+        answer["error"]["data"]["supported"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
+    );
+}

@@ -62,7 +62,6 @@ pub fn check_protocol_fields<'a>(
     revision: Revision,
     message: &Classified<'a>,
     header: Option<&'a [u8]>,
-    served: &[Revision],
 ) -> Result<(), LaneRefusal<'a>> {
     if message.kind != Kind::Request {
         return Ok(());
@@ -94,14 +93,10 @@ pub fn check_protocol_fields<'a>(
                 META_PROTOCOL_VERSION,
                 "/params/_meta",
             )?;
+            // The header chose a served modern revision: a body naming any
+            // other version disagrees with it (-32020), supported or not.
             let body = version.as_str().unwrap_or_default();
-            let body_revision = Revision::parse(body).filter(|r| served.contains(r));
-            if body_revision.is_none_or(|r| r.lane() != Lane::Modern) {
-                return Err(LaneRefusal::Unsupported {
-                    requested: body.as_bytes(),
-                });
-            }
-            if header.is_none_or(|h| h != body.as_bytes()) {
+            if header.is_none_or(|h| h.trim_ascii() != body.as_bytes()) {
                 return Err(LaneRefusal::VersionMismatch { body, header });
             }
             require(

@@ -121,7 +121,11 @@ pub struct Scratch {
 
 pub struct Gate {
     config: GateConfig,
+    /// The revisions served, for `data.supported`.
     supported: Vec<&'static str>,
+    /// The served revisions a request names per message (`_meta`): what a
+    /// 2026-07-28-style request is told it may use.
+    supported_per_request: Vec<&'static str>,
     modern: RootSet,
     legacy: RootSet,
     catalog: ArcSwap<Catalog>,
@@ -156,9 +160,16 @@ impl Gate {
             RootSet::default()
         };
         let supported = config.revisions.iter().map(|r| r.as_str()).collect();
+        let supported_per_request = config
+            .revisions
+            .iter()
+            .filter(|r| r.lane() == Lane::Modern)
+            .map(|r| r.as_str())
+            .collect();
         Ok(Gate {
             config,
             supported,
+            supported_per_request,
             modern,
             legacy,
             catalog: ArcSwap::from_pointee(Catalog::default()),
@@ -316,8 +327,7 @@ impl Gate {
                         &[],
                     ));
                 }
-                match lane::check_protocol_fields(revision, message, header, &self.config.revisions)
-                {
+                match lane::check_protocol_fields(revision, message, header) {
                     Ok(()) => return Ok(revision),
                     Err(refusal) => refusal,
                 }
@@ -327,6 +337,22 @@ impl Gate {
         Err(self.refuse_lane(message, refusal))
     }
 
+    /// The versions an unsupported-version answer lists: a request that
+    /// names its version in `_meta` (the 2026-07-28 way) is told the
+    /// revisions it can name there; others every revision served.
+    fn supported_for(&self, message: &Classified<'_>) -> &[&'static str] {
+        let per_request = message
+            .params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(lane::META_PROTOCOL_VERSION))
+            .is_some();
+        if per_request && !self.supported_per_request.is_empty() {
+            &self.supported_per_request
+        } else {
+            &self.supported
+        }
+    }
+
     fn refuse_lane(&self, message: &Classified<'_>, refusal: LaneRefusal<'_>) -> Rejection {
         match refusal {
             LaneRefusal::Unsupported { requested } => self.rejections.send(
@@ -334,7 +360,10 @@ impl Gate {
                 Some(message),
                 Some("Unsupported protocol version"),
                 &[
-                    (DataKey::Supported, DataValue::Texts(&self.supported)),
+                    (
+                        DataKey::Supported,
+                        DataValue::Texts(self.supported_for(message)),
+                    ),
                     (DataKey::Requested, DataValue::Text(requested)),
                 ],
             ),
