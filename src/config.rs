@@ -48,6 +48,11 @@ pub struct ServeArgs {
     /// [default: reject with a catalog, forward without].
     #[arg(long, env = "MCPGATE_UNKNOWN_TOOLS")]
     pub unknown_tools: Option<String>,
+    /// Learn the catalog from the upstream (its `tools/list`, and
+    /// `tools/list` answers passing through) when no file gives it:
+    /// `true` or `false` [default: true].
+    #[arg(long, env = "MCPGATE_LEARN_CATALOG")]
+    pub learn_catalog: Option<String>,
     /// The MCP server to forward allowed messages to, `http://HOST:PORT/PATH`
     /// [default: none: allowed messages get 502, POST /validate for verdicts].
     #[arg(long, env = "MCPGATE_UPSTREAM")]
@@ -84,6 +89,7 @@ pub struct FileSettings {
     pub catalog: Option<PathBuf>,
     pub unknown_tools: Option<String>,
     pub close_tool_schemas: Option<bool>,
+    pub learn_catalog: Option<bool>,
     pub upstream: Option<String>,
     pub upstream_connect_timeout_ms: Option<u64>,
     pub upstream_first_byte_timeout_ms: Option<u64>,
@@ -282,6 +288,14 @@ impl Settings {
         }
         if let Some(close) = file.close_tool_schemas {
             gate.catalog.close_objects = close;
+        }
+        if let Some(text) = &args.learn_catalog {
+            gate.learn_catalog = text
+                .trim()
+                .parse()
+                .map_err(|_| error("learn_catalog", format!("{text:?} is not true or false")))?;
+        } else if let Some(learn) = file.learn_catalog {
+            gate.learn_catalog = learn;
         }
         let catalog = args.catalog.clone().or(file.catalog);
         let endpoint = args

@@ -175,8 +175,13 @@ fn echo_ids() -> Script {
     })
 }
 
+/// The scripted upstreams answer what each test sends, so the gateway does
+/// not ask them for their tools (but where a test says so).
 fn gateway(upstream: &str, extra: &[&str]) -> Server {
     let mut args = vec!["--upstream", upstream];
+    if !extra.contains(&"--learn-catalog") {
+        args.extend_from_slice(&["--learn-catalog", "false"]);
+    }
     args.extend_from_slice(extra);
     Server::start(&args)
 }
@@ -542,7 +547,10 @@ fn only_tools_list_and_tools_call_answers_are_watched_and_a_complete_list_become
         };
         stream.write_all(&answer).is_ok()
     }));
-    let server = gateway(&upstream.url(), &["--workers", "1"]);
+    let server = gateway(
+        &upstream.url(),
+        &["--workers", "1", "--learn-catalog", "true"],
+    );
     let observed = "mcpgate_answers_observed_total";
     let send = |body: &[u8]| {
         server
@@ -785,4 +793,55 @@ fn a_notification_is_forwarded_and_the_upstreams_202_relayed() {
     assert_eq!(answer.status, 202);
     assert!(answer.body.is_empty());
     assert_eq!(upstream.received()[0].body, body);
+}
+
+#[test]
+fn without_a_file_the_catalog_is_learned_from_the_upstream_at_start() {
+    // The upstream lists one tool needing `text`; every other request is
+    // answered with an empty result.
+    let upstream = Upstream::start(Arc::new(|request, stream| {
+        let message: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        let id = message["id"].clone();
+        let result = if message["method"] == "tools/list" {
+            json!({"tools": [{"name": "echo", "inputSchema": {"type": "object",
+                "properties": {"text": {"type": "string"}}, "required": ["text"]}}]})
+        } else {
+            json!({"content": []})
+        };
+        let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+        stream.write_all(&json_answer(200, &body)).is_ok()
+    }));
+    let server = gateway(&upstream.url(), &["--learn-catalog", "true"]);
+    assert_eq!(
+        server.metric("mcpgate_catalog_tools{state=\"registered\"}"),
+        1
+    );
+    let calls_before = upstream
+        .received()
+        .iter()
+        .filter(|r| String::from_utf8_lossy(&r.body).contains("tools/call"))
+        .count();
+    // `text` must be a string: the gateway answers, the upstream never sees it.
+    let message = tools_call(json!("l-1"), "echo", json!({"text": 5}));
+    let answer = server.send(&post(
+        "/mcp",
+        &modern_headers(&message),
+        &serde_json::to_vec(&message).unwrap(),
+        CLIENT_HEADERS,
+    ));
+    assert_eq!(answer.status, 200);
+    let body = answer.json();
+    assert_eq!(body["result"]["isError"], true);
+    assert_eq!(
+        body["result"]["structuredContent"]["error_code"],
+        "SCHEMA_TYPE_MISMATCH"
+    );
+    let calls_after = upstream
+        .received()
+        .iter()
+        .filter(|r| String::from_utf8_lossy(&r.body).contains("tools/call"))
+        .count();
+    assert_eq!(calls_after, calls_before);
+    // A call the catalog admits goes through.
+    assert_eq!(server.send(&call(json!(2), "")).status, 200);
 }

@@ -218,35 +218,48 @@ fn exchange(
     stream
         .write_all(request.as_bytes())
         .map_err(|e| format!("send: {e}"))?;
-    let mut raw = Vec::new();
-    stream
-        .take(MAX_ANSWER_BYTES as u64 + 1)
-        .read_to_end(&mut raw)
-        .map_err(|e| format!("read: {e}"))?;
-    if raw.len() > MAX_ANSWER_BYTES {
-        return Err(format!("answer over {MAX_ANSWER_BYTES} bytes"));
-    }
-    parse_answer(&raw)
+    read_answer(&mut stream)
 }
 
-/// An answer read to the close: its head, then its body de-framed by the
-/// forwarder's own reader.
-fn parse_answer(raw: &[u8]) -> Result<Answer, String> {
+/// Reads one answer: its head, then its body de-framed by the forwarder's
+/// own reader, until the framing says it ended (or, for a body delimited
+/// by the close, the close).
+fn read_answer(stream: &mut impl Read) -> Result<Answer, String> {
+    let mut raw = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut eof = false;
+    let mut fill = |raw: &mut Vec<u8>, eof: &mut bool| -> Result<(), String> {
+        let n = stream.read(&mut buf).map_err(|e| format!("read: {e}"))?;
+        *eof = n == 0;
+        raw.extend_from_slice(&buf[..n]);
+        if raw.len() > MAX_ANSWER_BYTES {
+            return Err(format!("answer over {MAX_ANSWER_BYTES} bytes"));
+        }
+        Ok(())
+    };
     let mut at = 0;
-    let (head, length) = loop {
+    let (head, mut used) = loop {
         match parse_head(&raw[at..]).map_err(|_| "not an HTTP answer")? {
             Parsed::Final(head, length) => break (head, at + length),
             Parsed::Interim(length) => at += length,
-            Parsed::Partial => return Err("an incomplete answer".into()),
+            Parsed::Partial if eof => return Err("an incomplete answer".into()),
+            Parsed::Partial => fill(&mut raw, &mut eof)?,
         }
     };
     let mut body = Vec::new();
     let mut state = BodyState::new(head.framing);
-    state
-        .take(&raw[length..], &mut body)
-        .map_err(|_| "a malformed body")?;
-    if !state.is_done() {
-        state.at_eof().map_err(|_| "an answer cut short")?;
+    loop {
+        used += state
+            .take(&raw[used..], &mut body)
+            .map_err(|_| "a malformed body")?;
+        if state.is_done() {
+            break;
+        }
+        if eof {
+            state.at_eof().map_err(|_| "an answer cut short")?;
+            break;
+        }
+        fill(&mut raw, &mut eof)?;
     }
     Ok(Answer {
         status: head.status,
@@ -365,7 +378,7 @@ mod tests {
             raw.extend_from_slice(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes());
         }
         raw.extend_from_slice(b"0\r\n\r\n");
-        let answer = parse_answer(&raw).unwrap();
+        let answer = read_answer(&mut &raw[..]).unwrap();
         assert_eq!(answer.result(2).unwrap(), json!({"tools": []}));
         assert!(answer.result(3).is_err());
     }

@@ -89,15 +89,19 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
         }
     }
     // Without a file, the catalog is the upstream's: asked for now (within
-    // the connect and first-byte timeouts) and again on its own thread.
+    // the connect timeout and at most 5 s for the answer: an upstream that
+    // is slow to come up does not hold the start) and again on its own
+    // thread.
     let learn_from = settings
         .server
         .upstream
         .clone()
-        .filter(|_| settings.catalog.is_none());
+        .filter(|_| settings.catalog.is_none() && settings.gate.learn_catalog);
     let mut first_refresh = crate::catalog::DEFAULT_REFRESH;
     if let Some(upstream) = &learn_from {
-        let timeout = upstream.connect_timeout.max(upstream.first_byte_timeout);
+        let timeout = upstream
+            .connect_timeout
+            .max(std::time::Duration::from_secs(5).min(upstream.first_byte_timeout));
         match crate::catalog::learn(upstream, &settings.gate.catalog, timeout) {
             Ok((catalog, next)) => {
                 tracing::info!(

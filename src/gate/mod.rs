@@ -47,6 +47,9 @@ pub struct GateConfig {
     pub unknown_tools: Option<UnknownTools>,
     /// How tools are registered when the catalog is learned.
     pub catalog: CatalogOptions,
+    /// Whether `tools/list` answers passing through (and, for `serve`, the
+    /// upstream's own `tools/list`) become the catalog when no file gives it.
+    pub learn_catalog: bool,
 }
 
 impl Default for GateConfig {
@@ -57,6 +60,7 @@ impl Default for GateConfig {
             max_depth: 64,
             unknown_tools: None,
             catalog: CatalogOptions::default(),
+            learn_catalog: true,
         }
     }
 }

@@ -91,7 +91,8 @@ impl Gate {
                 }
             }
             Watch::ToolsList => {
-                if self.catalog.load().source() == Some(CatalogSource::File)
+                if !self.config.learn_catalog
+                    || self.catalog.load().source() == Some(CatalogSource::File)
                     || result.get("nextCursor").is_some()
                 {
                     return;
