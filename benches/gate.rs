@@ -140,18 +140,7 @@ fn tools_call_values(c: &mut Criterion) {
         .build(&input)
         .unwrap();
     // Ten properties, two levels: the 10-property nested tool.
-    let valid = json!({
-        "marketplaceIds": ["ATVPDKIKX0DER", "A2EUQ1WTGCTBG2"],
-        "region": "NA",
-        "createdAfter": "2026-01-01T00:00:00Z",
-        "createdBefore": "2026-02-01T00:00:00Z",
-        "statuses": ["Pending", "Shipped"],
-        "buyerEmail": "buyer@example.com",
-        "filters": {"minTotal": 10.5, "currency": "USD", "fulfillment": "AFN"},
-        "pageSize": 50,
-        "nextToken": "abc",
-        "includeItems": true
-    });
+    let valid = bodies::search_orders_arguments();
     let mut invalid = valid.clone();
     invalid["pageSize"] = json!("fifty");
     invalid["filters"]["currency"] = json!("usd");

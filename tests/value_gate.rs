@@ -2,6 +2,8 @@
 //! answered in the tool dialect with the error envelope of the contract in
 //! `../shared/oracles/openbridge-envelope/`.
 
+#[path = "support/bodies.rs"]
+mod bodies;
 mod support;
 
 use std::collections::BTreeSet;
@@ -98,18 +100,7 @@ fn paths(envelope: &Value) -> Vec<&str> {
 }
 
 fn valid_order_search() -> Value {
-    json!({
-        "marketplaceIds": ["ATVPDKIKX0DER", "A2EUQ1WTGCTBG2"],
-        "region": "NA",
-        "createdAfter": "2026-01-01T00:00:00Z",
-        "createdBefore": "2026-02-01T00:00:00Z",
-        "statuses": ["Pending", "Shipped"],
-        "buyerEmail": "buyer@example.com",
-        "filters": {"minTotal": 10.5, "currency": "USD", "fulfillment": "AFN"},
-        "pageSize": 50,
-        "nextToken": "abc",
-        "includeItems": true
-    })
+    bodies::search_orders_arguments()
 }
 
 #[test]

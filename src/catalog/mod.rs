@@ -177,6 +177,16 @@ impl Catalog {
         &self.refused
     }
 
+    /// One log line: the catalog going into service, `what` it is.
+    pub fn log_in_service(&self, what: &str) {
+        tracing::info!(
+            target: "mcpgate::catalog",
+            tools = self.len(),
+            refused = self.refused.len(),
+            "{what}"
+        );
+    }
+
     /// `None` for the empty catalog a gate starts with.
     pub fn source(&self) -> Option<CatalogSource> {
         self.source
@@ -224,12 +234,7 @@ pub fn keep_learning(
                 std::thread::sleep(wait);
                 match learn(&endpoint, &options, timeout) {
                     Ok((catalog, next)) => {
-                        tracing::debug!(
-                            target: "mcpgate::catalog",
-                            tools = catalog.len(),
-                            refused = catalog.refused().len(),
-                            "catalog learned from the upstream"
-                        );
+                        catalog.log_in_service("catalog learned from the upstream");
                         install(catalog);
                         wait = next;
                         backoff = std::time::Duration::from_secs(1);

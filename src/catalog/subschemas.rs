@@ -126,32 +126,7 @@ pub fn escape(name: &str) -> String {
 
 /// The local target of a `$ref` (`#` or `#/...`), if it resolves.
 pub fn resolve<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
-    let pointer = reference.strip_prefix('#')?;
-    if pointer.is_empty() {
-        return Some(root);
-    }
-    root.pointer(&percent_decode(pointer)?)
-}
-
-/// `$ref` fragments are URI-encoded (`%25` for `%`, say).
-fn percent_decode(text: &str) -> Option<String> {
-    if !text.contains('%') {
-        return Some(text.to_owned());
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    root.pointer(&crate::gate::distill::local_pointer(reference)?)
 }
 
 #[cfg(test)]

@@ -74,12 +74,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
     if let Some(path) = &settings.catalog {
         match crate::catalog::Catalog::from_file(path, &settings.gate.catalog) {
             Ok(catalog) => {
-                tracing::info!(
-                    target: "mcpgate::catalog",
-                    tools = catalog.len(),
-                    refused = catalog.refused().len(),
-                    "catalog loaded"
-                );
+                catalog.log_in_service("catalog loaded");
                 gate.set_catalog(catalog);
             }
             Err(error) => {
@@ -104,12 +99,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
             .max(std::time::Duration::from_secs(5).min(upstream.first_byte_timeout));
         match crate::catalog::learn(upstream, &settings.gate.catalog, timeout) {
             Ok((catalog, next)) => {
-                tracing::info!(
-                    target: "mcpgate::catalog",
-                    tools = catalog.len(),
-                    refused = catalog.refused().len(),
-                    "catalog learned from the upstream"
-                );
+                catalog.log_in_service("catalog learned from the upstream");
                 gate.set_catalog(catalog);
                 first_refresh = next;
             }

@@ -513,7 +513,8 @@ impl Gate {
         root.explainer.explain(instance, &mut collector);
         let mut distilled = collector.finish();
         if distilled.total == 0 {
-            distilled = unexplained();
+            // The whole message, flagged as an envelope problem.
+            distilled = Distilled::unexplained(true);
         }
         let (reason, prefix) = if distilled.flagged {
             (Reason::InvalidRequest, "Invalid Request")
@@ -617,24 +618,5 @@ fn is_envelope_problem(path: &[PathToken<'_>], keyword: Keyword) -> bool {
         [PathToken::Key("params")] => keyword == Keyword::Type,
         [PathToken::Key("params"), ..] => false,
         _ => true,
-    }
-}
-
-/// What is sent when the explainer finds no cause for a refusal (it should
-/// always find one): the whole message, flagged as an envelope problem.
-fn unexplained() -> Distilled {
-    Distilled {
-        locations: vec![LocationReport {
-            pointer: String::new(),
-            received_type: "object",
-            problems: vec![Problem::plain(
-                Keyword::Other,
-                "value does not match the schema".to_owned(),
-            )],
-            path: Vec::new(),
-        }],
-        total: 1,
-        problem_count: 1,
-        flagged: true,
     }
 }

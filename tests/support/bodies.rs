@@ -1,4 +1,4 @@
-//! Bodies shared by the heap test and the benches.
+//! Bodies shared by the heap and value-gate tests and the benches.
 #![allow(dead_code)]
 
 /// The headers a 2026-07-28 client sends with a `subscriptions/listen`.
@@ -55,4 +55,21 @@ pub fn tools_call_body(size: usize) -> (Vec<(String, String)>, Vec<u8>) {
         ("Mcp-Name".to_owned(), "get_weather".to_owned()),
     ];
     (headers, body.into_bytes())
+}
+
+/// Valid arguments for `search_orders` of `tests/catalog/tools.json`: ten
+/// properties, two levels (the value gate's bench case).
+pub fn search_orders_arguments() -> serde_json::Value {
+    serde_json::json!({
+        "marketplaceIds": ["ATVPDKIKX0DER", "A2EUQ1WTGCTBG2"],
+        "region": "NA",
+        "createdAfter": "2026-01-01T00:00:00Z",
+        "createdBefore": "2026-02-01T00:00:00Z",
+        "statuses": ["Pending", "Shipped"],
+        "buyerEmail": "buyer@example.com",
+        "filters": {"minTotal": 10.5, "currency": "USD", "fulfillment": "AFN"},
+        "pageSize": 50,
+        "nextToken": "abc",
+        "includeItems": true
+    })
 }

@@ -162,7 +162,7 @@ impl<'r, F: Json> Build<'r, F> {
 
 /// The unescaped JSON pointer of a `#…` reference within the document, or
 /// `None` for any other reference (anchors, other documents).
-pub(crate) fn local_pointer(reference: &str) -> Option<String> {
+pub fn local_pointer(reference: &str) -> Option<String> {
     let fragment = reference.strip_prefix('#')?;
     let decoded = percent_decode(fragment)?;
     if decoded.is_empty() || decoded.starts_with('/') {

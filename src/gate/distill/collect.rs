@@ -62,6 +62,27 @@ pub struct Distilled {
     pub flagged: bool,
 }
 
+impl Distilled {
+    /// What is sent when a walk finds no cause for a refusal (it always
+    /// should): one problem at the root, flagged or not.
+    pub fn unexplained(flagged: bool) -> Distilled {
+        Distilled {
+            locations: vec![LocationReport {
+                pointer: String::new(),
+                received_type: "object",
+                problems: vec![Problem::plain(
+                    Keyword::Other,
+                    "value does not match the schema".to_owned(),
+                )],
+                path: Vec::new(),
+            }],
+            total: 1,
+            problem_count: 1,
+            flagged,
+        }
+    }
+}
+
 /// The problems at one instance location.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocationReport {

@@ -28,6 +28,7 @@ use std::fmt;
 use jsonschema::json::Json;
 use serde_json::Value;
 
+pub use build::local_pointer;
 pub use collect::{
     Collector, Distilled, FlagPredicate, KeywordFilter, LocationReport, Problem, summary_line,
 };

@@ -13,8 +13,7 @@ pub mod params;
 use serde_json::Value;
 
 use super::distill::{
-    Collector, Distilled, ECHO_BOUND, Keyword, LocationReport, OwnedTok, Problem,
-    cut_at_echo_bound, missing_property,
+    Collector, Distilled, ECHO_BOUND, Keyword, OwnedTok, cut_at_echo_bound, missing_property,
 };
 use super::parse::{NodeKind, ParseLimits, Parser, TapeNode};
 use crate::catalog::Tool;
@@ -61,7 +60,7 @@ pub fn explain(tool: &Tool, arguments: Option<TapeNode<'_>>) -> (Distilled, Gate
             let mut parser = Parser::default();
             match parser.parse(b"{}", ParseLimits { max_depth: 1 }) {
                 Ok(empty) => explain_gates(tool, empty.root()),
-                Err(_) => (unexplained(), Gate::Values),
+                Err(_) => (Distilled::unexplained(false), Gate::Values),
             }
         }
     }
@@ -88,27 +87,9 @@ fn explain_gates(tool: &Tool, instance: TapeNode<'_>) -> (Distilled, Gate) {
     tool.explainer.explain(instance, &mut collector);
     let distilled = collector.finish();
     if distilled.total == 0 {
-        return (unexplained(), Gate::Values);
+        return (Distilled::unexplained(false), Gate::Values);
     }
     (distilled, gate)
-}
-
-/// What is sent when the walk finds no cause (it always should).
-fn unexplained() -> Distilled {
-    Distilled {
-        locations: vec![LocationReport {
-            pointer: String::new(),
-            received_type: "object",
-            problems: vec![Problem::plain(
-                Keyword::Other,
-                "value does not match the schema".to_owned(),
-            )],
-            path: Vec::new(),
-        }],
-        total: 1,
-        problem_count: 1,
-        flagged: false,
-    }
 }
 
 /// The envelope for a refused call.
