@@ -106,7 +106,7 @@ impl Catalog {
                 .map(|name| cut_at_echo_bound(name).into_owned())
                 .unwrap_or_else(|| format!("(unnamed #{n})"));
             let outcome = register::register(definition, options).and_then(|tool| {
-                if catalog.tools.contains_key(&tool.name) {
+                if catalog.tools.contains_key(&*tool.name) {
                     Err("another tool of the catalog has this name".to_owned())
                 } else {
                     Ok(tool)
@@ -114,7 +114,7 @@ impl Catalog {
             });
             match outcome {
                 Ok(tool) => {
-                    catalog.tools.insert(tool.name.clone(), tool);
+                    catalog.tools.insert(Box::from(&*tool.name), tool);
                 }
                 Err(reason) => {
                     tracing::warn!(

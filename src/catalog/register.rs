@@ -11,7 +11,8 @@ use crate::gate::parse::{ParseLimits, Parser, TapeJson};
 
 /// A tool ready for calls.
 pub struct Tool {
-    pub name: Box<str>,
+    /// Shared with the answers watched for it (no copy per call).
+    pub name: std::sync::Arc<str>,
     /// The input root: the tool's `inputSchema`, closed, formats asserted.
     pub input: Validator<TapeJson>,
     /// The input root's error path.

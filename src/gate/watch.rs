@@ -21,7 +21,7 @@ pub enum Watch {
     /// A `tools/list` asked without a cursor: its answer is the whole list.
     ToolsList,
     /// A `tools/call` of a tool with an output root.
-    ToolsCall(Box<str>),
+    ToolsCall(std::sync::Arc<str>),
 }
 
 /// What watching found, counted.
