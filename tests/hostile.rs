@@ -47,6 +47,21 @@ impl Hostile {
     }
 
     fn with_timeouts(read_ms: u64, idle_ms: u64) -> Hostile {
+        Hostile::with_config(read_ms, idle_ms, "")
+    }
+
+    /// With the project's test catalog: the value gate and its
+    /// `Mcp-Param-*` headers are in play.
+    fn with_catalog() -> Hostile {
+        let catalog = catalog_path();
+        Hostile::with_config(
+            2000,
+            3000,
+            &format!("catalog = {:?}\n", catalog.to_str().unwrap()),
+        )
+    }
+
+    fn with_config(read_ms: u64, idle_ms: u64, extra: &str) -> Hostile {
         let dir = std::env::temp_dir().join(format!(
             "mcpgate-hostile-{}-{read_ms}-{:?}",
             std::process::id(),
@@ -56,7 +71,7 @@ impl Hostile {
         let config = dir.join("hostile.toml");
         std::fs::write(
             &config,
-            format!("read_timeout_ms = {read_ms}\nidle_timeout_ms = {idle_ms}\n"),
+            format!("read_timeout_ms = {read_ms}\nidle_timeout_ms = {idle_ms}\n{extra}"),
         )
         .unwrap();
         let server = Server::start(&["--config", config.to_str().unwrap()]);
@@ -611,6 +626,35 @@ fn cr_and_lf_in_mirrored_headers_never_pass_or_reach_the_answer() {
     .into_bytes();
     raw.extend_from_slice(&crlf_name);
     assert_eq!(hostile.send(&raw).status, 204);
+    hostile.finish();
+}
+
+#[test]
+fn cr_and_lf_smuggled_into_an_mcp_param_header_are_a_mismatch_and_stay_text() {
+    let hostile = Hostile::with_catalog();
+    let message = tools_call(
+        json!("p-1"),
+        "search_orders",
+        json!({"marketplaceIds": ["A"], "region": "NA"}),
+    );
+    let body = serde_json::to_vec(&message).unwrap();
+    let mut headers = modern("tools/call", Some("search_orders"));
+    // "NA\r\nSet-Cookie: x=1" in the sentinel.
+    headers.push((
+        "Mcp-Param-Region".to_owned(),
+        "=?base64?TkENClNldC1Db29raWU6IHg9MQ==?=".to_owned(),
+    ));
+    let answer = hostile.send(&raw_request(&headers, &body));
+    assert_error(&answer, 400, -32020, json!("p-1"), "CR LF in Mcp-Param");
+    let data = &answer.json()["error"]["data"];
+    assert_eq!(data["header"], "Mcp-Param-Region");
+    assert_eq!(data["expected"], "NA");
+    assert_eq!(data["received"], "NA\r\nSet-Cookie: x=1");
+    assert!(answer.header("Set-Cookie").is_none());
+    // The header as the argument says it: the call passes.
+    headers.pop();
+    headers.push(("Mcp-Param-Region".to_owned(), "NA".to_owned()));
+    assert_eq!(hostile.send(&raw_request(&headers, &body)).status, 204);
     hostile.finish();
 }
 
