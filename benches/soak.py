@@ -9,7 +9,9 @@ what was sent. Python 3.11 standard library only.
 Exits 0 when every answer was the expected one and every counter in
 /metrics moved by exactly what was sent; 1 otherwise (each mismatch is
 printed). A server it starts gets a bearer token (so `unauthorized` is
-reachable) and a small body limit; against a running server, give
+reachable), a small body limit and tests/catalog/tools.json (so the value
+gate's kinds are sent too); against a running server, give
+--with-catalog when it serves that catalog, and
 --token and --body-limit as that server has them (no token: the
 `unauthorized` kind is left out). The counters are compared as deltas, so
 the server must see no other traffic meanwhile.
@@ -25,6 +27,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -92,7 +95,7 @@ def rejected(rejecter, reason, status):
     return f'mcpgate_rejections_total{{rejecter="{rejecter}",reason="{reason}",status="{status}"}}'
 
 
-def kinds(token, body_limit):
+def kinds(token, body_limit, catalog):
     auth = [("Authorization", f"Bearer {token}")] if token else []
     client = CLIENT + auth
 
@@ -110,7 +113,8 @@ def kinds(token, body_limit):
             "unsupported_protocol_version": "lane", "protocol_field": "lane",
             "header_mismatch": "binding", "method_not_found": "dispatch",
             "method_not_found_legacy": "dispatch", "invalid_params": "schema",
-            "invalid_request": "schema",
+            "invalid_request": "schema", "param_header_mismatch": "binding",
+            "unknown_tool": "value", "invalid_arguments": "value",
         }[reason]
 
         def built(n):
@@ -224,6 +228,21 @@ def kinds(token, body_limit):
                                 body_of({"jsonrpc": "1.0", "id": n, "method": "tools/list",
                                          "params": {"_meta": META}}))),
     ]
+    if catalog:
+        # The value gate, with the project's test catalog in service.
+        def tool(n, name, arguments, headers=()):
+            message = {**tools_call(n, name), "params": {"_meta": META, "name": name,
+                                                          "arguments": arguments}}
+            return validate(modern_headers("tools/call", name) + list(headers), body_of(message))
+
+        out += [
+            gate("invalid_arguments", 200, "tool",
+                 lambda n: tool(n, "search_orders", {"marketplaceIds": ["A"], "region": "XX"})),
+            gate("unknown_tool", 400, -32602, lambda n: tool(n, "serch_orders", {})),
+            gate("param_header_mismatch", 400, -32020,
+                 lambda n: tool(n, "get_account", {"accountId": 42},
+                                [("Mcp-Param-Account-Id", "43")])),
+        ]
     if token:
         out.append(wire("unauthorized", 401,
                         lambda n: request("/validate", CLIENT + modern_headers("tools/call", "echo"),
@@ -290,6 +309,14 @@ def check(kind, expected_id, status, headers, body):
         answer = json.loads(body)
     except ValueError:
         return f"not JSON: {body[:200]!r}"
+    if kind.code == "tool":
+        # The tool dialect: a result with isError and the error envelope.
+        result = answer.get("result") or {}
+        if result.get("isError") is not True or "structuredContent" not in result:
+            return f"not a tool-dialect answer: {answer}"
+        if answer.get("id") != expected_id:
+            return f"id {answer.get('id')!r}, expected {expected_id!r}"
+        return None
     if answer.get("jsonrpc") != "2.0" or "error" not in answer:
         return f"not a JSON-RPC error: {answer}"
     if answer["error"].get("code") != kind.code:
@@ -315,10 +342,10 @@ def metrics(address, timeout):
     return values
 
 
-def start_server(binary, token, body_limit, workers):
+def start_server(binary, token, body_limit, workers, catalog):
     child = subprocess.Popen(
         [binary, "serve", "--listen", "127.0.0.1:0", "--workers", str(workers),
-         "--bearer-tokens", token, "--body-limit", str(body_limit)],
+         "--bearer-tokens", token, "--body-limit", str(body_limit), "--catalog", catalog],
         stdout=subprocess.PIPE, env={"MCPGATE_LOG": "warn"},
     )
     line = child.stdout.readline().decode().strip()
@@ -351,13 +378,20 @@ def main():
                         help="give up (and fail) after this long")
     parser.add_argument("--timeout", type=float, default=10, help="per socket operation")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--catalog", default=str(Path(__file__).resolve().parent.parent
+                                                 / "tests" / "catalog" / "tools.json"),
+                        help="tool catalog of a server it starts (its value-gate kinds join in)")
+    parser.add_argument("--with-catalog", action="store_true",
+                        help="the server at --address serves tests/catalog/tools.json")
     args = parser.parse_args()
 
     child = None
     token = args.token
     if args.binary:
         token = "soak-token"
-        child, address = start_server(args.binary, token, args.body_limit, args.workers)
+        child, address = start_server(args.binary, token, args.body_limit, args.workers,
+                                      args.catalog)
+        args.with_catalog = True
     else:
         host, port = args.address.rsplit(":", 1)
         address = (host, int(port))
@@ -370,7 +404,7 @@ def main():
 
 
 def run(args, address, token, child):
-    table = kinds(token, args.body_limit)
+    table = kinds(token, args.body_limit, args.with_catalog)
     rng = random.Random(args.seed)
     plan = rng.choices(table, weights=[k.weight for k in table], k=args.requests)
     sent = {k.name: 0 for k in table}
