@@ -12,44 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DURATION=${1:-10}
-CONNECTIONS=${2:-32}
-DRIVER=${3:-epoll}
-HZ=$(getconf CLK_TCK)
-
-if ! command -v wrk >/dev/null; then
-    echo "installing wrk" >&2
-    (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
-fi
-
-cargo build --release --quiet
-cargo build --release --quiet --manifest-path benches/hyper-baseline/Cargo.toml
-work=$(mktemp -d)
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
-
-python3 - "$work" <<'PY'
-import json, sys
-work = sys.argv[1]
-head = ('{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
-        '"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":'
-        '{"sampling":{},"elicitation":{"form":{}}},"progressToken":"p-1"},"name":"get_weather","arguments":{"location":"New York",'
-        '"units":"metric","days":3,"include":["hourly","alerts"],"rows":[],"note":"')
-tail = '"}}}'
-body = head + "n" * (516 - len(head) - len(tail)) + tail
-assert len(body) == 516
-lua = f'''wrk.method = "POST"
-wrk.body = {json.dumps(body)}
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
-wrk.headers["Mcp-Method"] = "tools/call"
-wrk.headers["Mcp-Name"] = "get_weather"
-'''
-open(f"{work}/post.lua", "w").write(lua)
-PY
-
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+source benches/load-common.sh "$@"
 
 # run NAME PID URL: one wrk run; prints "name req/s p50 p99 cpu_us_per_req"
 run() {
