@@ -133,16 +133,7 @@ fn read_request(stream: &mut TcpStream) -> Option<Received> {
             _ => return None,
         }
     }
-    let text = String::from_utf8(head).unwrap();
-    let mut lines = text.split("\r\n");
-    let request_line = lines.next().unwrap().to_owned();
-    let headers: Vec<(String, String)> = lines
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let (n, v) = l.split_once(':').unwrap();
-            (n.trim().to_owned(), v.trim().to_owned())
-        })
-        .collect();
+    let (request_line, headers) = process::split_head(&head);
     let length = headers
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))

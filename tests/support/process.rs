@@ -119,23 +119,8 @@ pub fn read_answer(stream: &mut TcpStream) -> Answer {
         );
         head.push(byte[0]);
     }
-    let text = String::from_utf8(head).unwrap();
-    let mut lines = text.split("\r\n");
-    let status: u16 = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers: Vec<(String, String)> = lines
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let (n, v) = l.split_once(':').unwrap();
-            (n.trim().to_owned(), v.trim().to_owned())
-        })
-        .collect();
+    let (status_line, headers) = split_head(&head);
+    let status: u16 = status_line.split(' ').nth(1).unwrap().parse().unwrap();
     let chunked = headers.iter().any(|(n, v)| {
         n.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
     });
@@ -332,4 +317,19 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// A head's first line and its headers (names and values trimmed).
+pub fn split_head(head: &[u8]) -> (String, Vec<(String, String)>) {
+    let text = std::str::from_utf8(head).unwrap();
+    let mut lines = text.split("\r\n");
+    let first = lines.next().unwrap().to_owned();
+    let headers = lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (n, v) = l.split_once(':').unwrap();
+            (n.trim().to_owned(), v.trim().to_owned())
+        })
+        .collect();
+    (first, headers)
 }
