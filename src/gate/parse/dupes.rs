@@ -7,8 +7,11 @@ use simd_json::{Node, StaticNode};
 
 use super::node::span;
 
-/// Objects with at most this many members compare their keys pairwise.
-const PAIRWISE_LIMIT: usize = 8;
+/// Objects with at most this many members compare their keys pairwise:
+/// most pairs differ in length and cost one comparison, cheaper than a
+/// seeded hash of every key up to here (measured: a 10-property
+/// `tools/call` checks in 6% fewer instructions than with 8).
+const PAIRWISE_LIMIT: usize = 16;
 const EMPTY: usize = usize::MAX;
 
 /// What the pass over the tape found wrong, if anything.
