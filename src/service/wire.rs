@@ -168,17 +168,20 @@ fn accepts_sse(value: &[u8]) -> bool {
     })
 }
 
-/// Whether an `Accept` list admits both answers a server may give.
+/// Whether an `Accept` list admits both answers a server may give (one
+/// pass, no allocation: this runs on every request).
 fn accepts_json_and_sse(value: &[u8]) -> bool {
-    let ranges: Vec<&[u8]> = value.split(|&b| b == b',').map(media_type).collect();
-    let admits = |kind: &[u8], full: &[u8]| {
-        ranges.iter().any(|range| {
-            range.eq_ignore_ascii_case(b"*/*")
-                || range.eq_ignore_ascii_case(full)
-                || range.eq_ignore_ascii_case(kind)
-        })
-    };
-    admits(b"application/*", b"application/json") && admits(b"text/*", b"text/event-stream")
+    let (mut json, mut sse) = (false, false);
+    for range in value.split(|&b| b == b',').map(media_type) {
+        let any = range.eq_ignore_ascii_case(b"*/*");
+        json |= any
+            || range.eq_ignore_ascii_case(b"application/json")
+            || range.eq_ignore_ascii_case(b"application/*");
+        sse |= any
+            || range.eq_ignore_ascii_case(b"text/event-stream")
+            || range.eq_ignore_ascii_case(b"text/*");
+    }
+    json && sse
 }
 
 #[cfg(test)]
