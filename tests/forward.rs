@@ -836,3 +836,67 @@ fn without_a_file_the_catalog_is_learned_from_the_upstream_at_start() {
     // A call the catalog admits goes through.
     assert_eq!(server.send(&call(json!(2), "")).status, 200);
 }
+
+#[test]
+fn a_tool_the_upstream_adds_is_learned_early_once_a_call_names_it() {
+    // The upstream lists `echo`, and `shout` too once `added` is set; its
+    // listing says to ask again in an hour.
+    let added = Arc::new(AtomicBool::new(false));
+    let listed = Arc::clone(&added);
+    let upstream = Upstream::start(Arc::new(move |request, stream| {
+        let message: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        let id = message["id"].clone();
+        let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+        let result = if message["method"] == "tools/list" {
+            let mut tools = vec![json!({"name": "echo", "inputSchema": schema})];
+            if listed.load(Ordering::SeqCst) {
+                tools.push(json!({"name": "shout", "inputSchema": schema}));
+            }
+            json!({"tools": tools, "ttlMs": 3_600_000})
+        } else {
+            json!({"content": []})
+        };
+        let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+        stream.write_all(&json_answer(200, &body)).is_ok()
+    }));
+    let server = gateway(&upstream.url(), &["--learn-catalog", "true"]);
+    let shout = |id: i64| {
+        let message = tools_call(json!(id), "shout", json!({"text": "hi"}));
+        server.send(&post(
+            "/mcp",
+            &modern_headers(&message),
+            &serde_json::to_vec(&message).unwrap(),
+            CLIENT_HEADERS,
+        ))
+    };
+    added.store(true, Ordering::SeqCst);
+    // Unknown to the catalog in service: refused, and the learner is asked.
+    let refused = shout(1);
+    assert_eq!(refused.status, 400);
+    assert_eq!(refused.json()["error"]["code"], -32602);
+    // Learned within the minimum refresh interval (5 s), not the hour.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut id = 2;
+    let accepted = loop {
+        let answer = shout(id);
+        if answer.status == 200 || Instant::now() > deadline {
+            break answer;
+        }
+        id += 1;
+        thread::sleep(Duration::from_millis(250));
+    };
+    assert_eq!(accepted.status, 200, "shout was never learned");
+    assert_eq!(
+        server.metric("mcpgate_catalog_tools{state=\"registered\"}"),
+        2
+    );
+    let calls = upstream
+        .received()
+        .iter()
+        .filter(|r| String::from_utf8_lossy(&r.body).contains("\"shout\""))
+        .count();
+    assert_eq!(
+        calls, 1,
+        "only the call after learning reached the upstream"
+    );
+}

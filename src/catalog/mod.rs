@@ -213,25 +213,78 @@ pub fn learn(
     Ok((catalog, next))
 }
 
+/// A call for an early look at the upstream's catalog: a tool the upstream
+/// added since the last listing is learned within [`MIN_REFRESH`], not at
+/// the listing's `ttlMs` (up to an hour). Set from the request path (a
+/// flag and an unpark: no lock, no allocation), read by the learning
+/// thread.
+#[derive(Debug, Default)]
+pub struct Relearn {
+    requested: std::sync::atomic::AtomicBool,
+    learner: std::sync::OnceLock<std::thread::Thread>,
+}
+
+impl Relearn {
+    /// Asks for the catalog again; repeated calls before the learner runs
+    /// are one request.
+    pub fn request(&self) {
+        if !self
+            .requested
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+            && let Some(learner) = self.learner.get()
+        {
+            learner.unpark();
+        }
+    }
+
+    /// Sleeps `wait`, or less when a request comes (not counting requests
+    /// made before the last listing began).
+    fn sleep(&self, wait: std::time::Duration) {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            if self
+                .requested
+                .swap(false, std::sync::atomic::Ordering::AcqRel)
+            {
+                return;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            // May wake early (spuriously or by a request): the loop decides.
+            std::thread::park_timeout(left);
+        }
+    }
+}
+
 /// Learns the upstream's catalog again and again on a thread of its own,
 /// off the request path: after `first` (the previous listing's refresh
-/// time), then each listing's own; a failed attempt keeps the catalog in
-/// service and is retried after 1, 2, 4 ... up to 60 seconds. The thread
-/// lives as long as the process.
+/// time), then each listing's own, or sooner when `relearn` asks (a call
+/// named a tool the catalog lacks), but never twice within
+/// [`MIN_REFRESH`]. A failed attempt keeps the catalog in service and is
+/// retried after 1, 2, 4 ... up to 60 seconds. The thread lives as long as
+/// the process.
 pub fn keep_learning(
     endpoint: crate::upstream::UpstreamConfig,
     options: CatalogOptions,
     timeout: std::time::Duration,
     first: std::time::Duration,
+    relearn: std::sync::Arc<Relearn>,
     install: impl Fn(Catalog) + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("mcpgate-catalog".into())
         .spawn(move || {
+            let _ = relearn.learner.set(std::thread::current());
             let mut wait = first;
             let mut backoff = std::time::Duration::from_secs(1);
+            // The caller has just asked (at start).
+            let mut last = std::time::Instant::now();
             loop {
-                std::thread::sleep(wait);
+                relearn.sleep(wait);
+                std::thread::sleep(MIN_REFRESH.saturating_sub(last.elapsed()));
+                last = std::time::Instant::now();
                 match learn(&endpoint, &options, timeout) {
                     Ok((catalog, next)) => {
                         catalog.log_in_service("catalog learned from the upstream");

@@ -128,6 +128,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
             settings.gate.catalog,
             timeout,
             first_refresh,
+            Arc::clone(service.gate.relearn()),
             move |catalog| learner.gate.set_catalog(catalog),
         ) {
             eprintln!("mcpgate serve: {error}");

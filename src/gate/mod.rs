@@ -27,7 +27,7 @@ pub use headers::RequestHeaders;
 use lane::LaneRefusal;
 use parse::{ParseError, ParseLimits, Parser, TapeNode};
 
-use crate::catalog::{Catalog, CatalogOptions};
+use crate::catalog::{Catalog, CatalogOptions, CatalogSource, Relearn};
 use crate::protocol::{CompileRootError, Lane, Revision, RootKind, SchemaDocument};
 use crate::reject::codes::DataKey;
 use crate::reject::envelope::DataValue;
@@ -133,6 +133,8 @@ pub struct Gate {
     modern: RootSet,
     legacy: RootSet,
     catalog: ArcSwap<Catalog>,
+    /// Asks the catalog's learner (if any) to look again.
+    relearn: Arc<Relearn>,
     rejections: Rejections,
     watched: watch::Watched,
 }
@@ -177,6 +179,7 @@ impl Gate {
             modern,
             legacy,
             catalog: ArcSwap::from_pointee(Catalog::default()),
+            relearn: Arc::default(),
             rejections: Rejections::default(),
             watched: watch::Watched::default(),
         })
@@ -191,6 +194,12 @@ impl Gate {
     /// The catalog in service.
     pub fn catalog(&self) -> Arc<Catalog> {
         self.catalog.load_full()
+    }
+
+    /// What a call of a tool the catalog lacks signals to whoever learns
+    /// the catalog from the upstream.
+    pub fn relearn(&self) -> &Arc<Relearn> {
+        &self.relearn
     }
 
     pub fn config(&self) -> &GateConfig {
@@ -589,6 +598,10 @@ impl Gate {
         name: &str,
         message: &Classified<'_>,
     ) -> Result<(), Rejection> {
+        if self.config.learn_catalog && catalog.source() != Some(CatalogSource::File) {
+            // The upstream may have added it since its last listing.
+            self.relearn.request();
+        }
         let policy = self.config.unknown_tools.unwrap_or(match catalog.source() {
             Some(_) => UnknownTools::Reject,
             None => UnknownTools::Forward,
