@@ -4,6 +4,11 @@
 //! parse, classify, lane, header binding, dispatch, message schema) and
 //! answers allow or the exact rejection; [`reject`] holds the tables and
 //! the one rejection sender; [`protocol`] the schemas in `priv/`.
+//!
+//! `unsafe` is refused everywhere but in two small audited modules:
+//! `gate::parse::reuse` (the tape kept across parses) and `server::sock`
+//! (a socket used by its descriptor beside monoio).
+#![deny(unsafe_code)]
 
 pub mod catalog;
 pub mod cli;

@@ -15,6 +15,8 @@
 
 pub mod http;
 pub mod runtime;
+#[allow(unsafe_code)]
+mod sock;
 
 use std::fmt;
 use std::net::SocketAddr;

@@ -32,6 +32,7 @@
 mod backend;
 mod dupes;
 mod node;
+#[allow(unsafe_code)]
 mod reuse;
 
 use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};

@@ -141,11 +141,9 @@ impl<S: Service> Worker<S> {
     /// whatever it waits for fails now and its task ends (closing it).
     pub(crate) fn cut_connections(&self) {
         for &fd in self.fds.borrow().iter() {
-            // SAFETY: the descriptor is open: it leaves the set in the same
-            // synchronous drop, on this thread, that closes its stream, so
-            // no other socket can hold the number yet. shutdown(2) does not
-            // close it.
-            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+            // Open: a descriptor leaves the set in the same synchronous
+            // drop, on this thread, that closes its stream.
+            crate::server::sock::shutdown_both(fd);
         }
     }
 }
@@ -696,20 +694,11 @@ impl<S: Service> Conn<'_, S> {
 
     /// Takes what the socket holds right now, without waiting.
     fn read_ready_now(&mut self) -> Result<usize, ReadEnd> {
-        use std::os::fd::BorrowedFd;
         if self.buf.capacity() - self.buf.len() < MIN_READ {
             self.buf.reserve(MIN_READ);
         }
-        // SAFETY: the descriptor is owned by `self.stream`, which outlives
-        // this borrow.
-        let fd = unsafe { BorrowedFd::borrow_raw(self.stream.as_raw_fd()) };
-        let sock = socket2::SockRef::from(&fd);
-        let len = self.buf.len();
-        let got = sock.recv_with_flags(self.buf.spare_capacity_mut(), libc::MSG_DONTWAIT);
-        match got {
+        match crate::server::sock::recv_now(&self.stream, &mut self.buf) {
             Ok(n) if n > 0 => {
-                // SAFETY: recv initialised `n` bytes of the spare capacity.
-                unsafe { self.buf.set_len(len + n) };
                 self.worker.service.on_bytes_in(n);
                 Ok(n)
             }

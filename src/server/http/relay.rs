@@ -7,13 +7,13 @@
 //! cancelled.
 
 use std::io::Write as _;
-use std::os::fd::{AsRawFd, BorrowedFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use monoio::net::TcpStream;
 
 use super::parse::{ConnHeader, HeadMeta, has_body, reason};
 use super::{Conn, ReadEnd};
+use crate::server::sock::{self, Peek};
 use crate::server::{Forward, Response, Service, UpstreamFailure, WatchedAnswer};
 use crate::upstream::answer::BodyState;
 use crate::upstream::{AnswerHead, BodyFraming};
@@ -190,16 +190,10 @@ async fn client_gone(stream: &TcpStream) {
         if stream.readable(false).await.is_err() {
             return;
         }
-        // SAFETY: the descriptor is owned by `stream`, which outlives this
-        // borrow.
-        let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) };
-        let sock = socket2::SockRef::from(&fd);
-        let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
-        match sock.recv_with_flags(&mut byte, libc::MSG_PEEK | libc::MSG_DONTWAIT) {
-            Ok(0) => return,
-            Ok(_) => std::future::pending::<()>().await,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(_) => return,
+        match sock::peek(stream) {
+            Peek::Closed => return,
+            Peek::Data => std::future::pending::<()>().await,
+            Peek::Nothing => {}
         }
     }
 }
