@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Worker scaling of `mcpgate serve`: POST /validate with the valid 516-byte
+# 2026-07-28 tools/call, one worker and then two, in one run and with the
+# same wrk settings. The load generator is pinned apart from the workers as
+# far as the machine allows:
+#   4 or more cores: workers on CPUs 0-1, wrk (2 threads) on CPUs 2-3, for
+#                    both runs (one worker uses CPU 0 only);
+#   2 or 3 cores:    one worker on CPU 0 with wrk (1 thread) on CPU 1; two
+#                    workers on CPUs 0-1 sharing them with wrk (2 threads).
+# Prints req/s, p50/p99, the server's CPU time per request, and two ratios:
+# req/s (two workers over one), and requests per server CPU-second (1.00:
+# a second worker costs nothing per request; what a machine with cores to
+# spare would turn into req/s).
+#
+# Usage: benches/scaling.sh [seconds per run (10)] [connections (64)] [io driver (epoll)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+set -- "${1:-10}" "${2:-64}" "${3:-epoll}"
+source benches/load-common.sh "$@"
+
+cores=$(nproc)
+if [ "$cores" -ge 4 ]; then
+    one_server=0 one_wrk=2-3 one_threads=2
+    two_server=0-1 two_wrk=2-3 two_threads=2
+else
+    one_server=0 one_wrk=1 one_threads=1
+    two_server=0-1 two_wrk=0-1 two_threads=2
+fi
+
+# measure NAME WORKERS SERVER_CPUS WRK_CPUS WRK_THREADS
+measure() {
+    local name=$1 workers=$2 server_cpus=$3 wrk_cpus=$4 threads=$5
+    taskset -c "$server_cpus" target/release/mcpgate serve --listen 127.0.0.1:0 \
+        --workers "$workers" --io-driver "$DRIVER" > "$work/$name.out" 2>"$work/$name.err" &
+    local pid=$!
+    pids+=("$pid")
+    for _ in $(seq 100); do
+        grep -q "listening on" "$work/$name.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    local addr before after out
+    addr=$(sed -n 's/listening on //p' "$work/$name.out")
+    before=$(cpu_ticks "$pid")
+    out=$(taskset -c "$wrk_cpus" wrk -t"$threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
+        -s "$work/post.lua" "http://$addr/validate")
+    after=$(cpu_ticks "$pid")
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    python3 - "$name" "$((after - before))" "$HZ" <<PY
+import re, sys
+name, ticks, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out = """$out"""
+def latency(p):
+    m = re.search(r"^\s*%s%%\s+([\d.]+)(us|ms|s)" % p, out, re.M)
+    v, unit = float(m.group(1)), m.group(2)
+    return v * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
+reqs = int(re.search(r"(\d+) requests in", out).group(1))
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+cpu_us = ticks / hz * 1e6 / max(reqs, 1)
+print(f"{name} {rps:.0f} {latency(50):.1f} {latency(99):.1f} {cpu_us:.2f} {errors.group(1) if errors else 0}")
+PY
+}
+
+results=$(
+    measure one 1 "$one_server" "$one_wrk" "$one_threads"
+    measure two 2 "$two_server" "$two_wrk" "$two_threads"
+)
+python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$cores" \
+    "$one_server/$one_wrk" "$two_server/$two_wrk" <<PY
+import sys
+duration, connections, driver, cores, one, two = sys.argv[1:]
+rows = {line.split()[0]: line.split()[1:] for line in """$results""".strip().splitlines()}
+print(f"POST /validate, wrk -c{connections} -d{duration}s, {driver}, {cores} cores")
+print(f"  (server CPUs / wrk CPUs: 1 worker {one}, 2 workers {two})")
+print(f"{'workers':<9}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}")
+for name, label in (("one", "1"), ("two", "2")):
+    rps, p50, p99, cpu, errors = rows[name]
+    print(f"{label:<9}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}")
+r1, c1 = float(rows["one"][0]), float(rows["one"][3])
+r2, c2 = float(rows["two"][0]), float(rows["two"][3])
+print(f"2 workers / 1 worker: {r2 / r1:.2f}x req/s, {c1 / c2:.2f}x requests per server CPU-second")
+PY
