@@ -27,39 +27,12 @@ run() {
     u0=$(cpu_ticks "$upstream_pid"); g0=$(cpu_ticks "$gate_pid")
     out=$(taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" "$url")
     u1=$(cpu_ticks "$upstream_pid"); g1=$(cpu_ticks "$gate_pid")
-    python3 - "$name" "$((u1 - u0))" "$((g1 - g0))" "$HZ" <<PY
-import re, sys
-out = """$out"""
-def latency(p):
-    m = re.search(r"^\s*%s%%\s+([\d.]+)(us|ms|s)" % p, out, re.M)
-    v, unit = float(m.group(1)), m.group(2)
-    return v * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
-rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-reqs = max(int(re.search(r"(\d+) requests in", out).group(1)), 1)
-hz = int(sys.argv[4])
-upstream_cpu, gateway_cpu = (int(t) / hz * 1e6 / reqs for t in sys.argv[2:4])
-errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-socket_errors = re.search(r"Socket errors: (.*)", out)
-if socket_errors:
-    print(f"{sys.argv[1]}: socket errors: {socket_errors.group(1)}", file=sys.stderr)
-print(f"{sys.argv[1]} {rps:.0f} {latency(50):.1f} {latency(99):.1f} {errors.group(1) if errors else 0} {upstream_cpu:.2f} {gateway_cpu:.2f}")
-PY
+    wrk_row "$name" "$out" "$((u1 - u0))" "$((g1 - g0))"
 }
 
-start() { # start NAME CMD...: runs CMD pinned to CPU 0, waits for "listening on"
-    local name=$1; shift
-    taskset -c 0 "$@" > "$work/$name.out" 2>"$work/$name.err" &
-    local pid=$!
-    for _ in $(seq 100); do
-        grep -q "listening on" "$work/$name.out" 2>/dev/null && break
-        sleep 0.1
-    done
-    echo "$pid $(sed -n 's/listening on //p' "$work/$name.out")"
-}
-
-read -r upstream_pid upstream_addr < <(start upstream benches/hyper-baseline/target/release/hyper-baseline 127.0.0.1:0 tools-call)
+read -r upstream_pid upstream_addr < <(start 0 upstream benches/hyper-baseline/target/release/hyper-baseline 127.0.0.1:0 tools-call)
 pids+=("$upstream_pid")
-read -r gate_pid gate_addr < <(MCPGATE_LOG=warn start mcpgate target/release/mcpgate serve --listen 127.0.0.1:0 --workers 1 \
+read -r gate_pid gate_addr < <(MCPGATE_LOG=warn start 0 mcpgate target/release/mcpgate serve --listen 127.0.0.1:0 --workers 1 \
     --io-driver "$DRIVER" --upstream "http://$upstream_addr/mcp")
 pids+=("$gate_pid")
 

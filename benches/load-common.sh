@@ -3,7 +3,8 @@
 # release builds of mcpgate and of benches/hyper-baseline, a work folder
 # removed on exit (with the processes in `pids`), the valid 516-byte
 # 2026-07-28 tools/call as a wrk script (post.lua) and as a body
-# (body.json), and a process's CPU ticks.
+# (body.json), a process's CPU ticks, a pinned server's start, and the
+# one-line summary of a wrk run.
 DURATION=${1:-10}
 CONNECTIONS=${2:-32}
 DRIVER=${3:-epoll}
@@ -43,3 +44,41 @@ open(f"{work}/body.json", "w").write(body)
 PY
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# start CPUS NAME CMD...: runs CMD pinned to CPUS, waits for "listening
+# on"; prints "PID ADDRESS".
+start() {
+    local cpus=$1 name=$2; shift 2
+    taskset -c "$cpus" "$@" > "$work/$name.out" 2>"$work/$name.err" &
+    local pid=$!
+    for _ in $(seq 100); do
+        grep -q "listening on" "$work/$name.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    echo "$pid $(sed -n 's/listening on //p' "$work/$name.out")"
+}
+
+# wrk_row NAME WRK_OUTPUT TICKS...: prints "NAME req/s p50_us p99_us
+# non2xx CPU_US_PER_REQ..." from wrk's --latency output and the CPU ticks
+# each measured process spent during the run (socket errors to stderr).
+wrk_row() {
+    local name=$1 out=$2
+    shift 2
+    printf '%s' "$out" | python3 -c '
+import re, sys
+name, hz, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out = sys.stdin.read()
+def latency(p):
+    m = re.search(r"^\s*%s%%\s+([\d.]+)(us|ms|s)" % p, out, re.M)
+    v, unit = float(m.group(1)), m.group(2)
+    return v * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+reqs = max(int(re.search(r"(\d+) requests in", out).group(1)), 1)
+errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+socket_errors = re.search(r"Socket errors: (.*)", out)
+if socket_errors:
+    print(f"{name}: socket errors: {socket_errors.group(1)}", file=sys.stderr)
+cpu = " ".join(f"{int(t) / hz * 1e6 / reqs:.2f}" for t in ticks)
+print(f"{name} {rps:.0f} {latency(50):.1f} {latency(99):.1f} {errors.group(1) if errors else 0} {cpu}")
+' "$name" "$HZ" "$@"
+}

@@ -14,43 +14,19 @@ cd "$(dirname "$0")/.."
 
 source benches/load-common.sh "$@"
 
-# run NAME PID URL: one wrk run; prints "name req/s p50 p99 cpu_us_per_req"
+# run NAME PID URL: one wrk run; prints "name req/s p50 p99 non2xx cpu_us_per_req"
 run() {
     local name=$1 pid=$2 url=$3
     local before after out
     before=$(cpu_ticks "$pid")
     out=$(taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" "$url")
     after=$(cpu_ticks "$pid")
-    python3 - "$name" "$((after - before))" "$HZ" <<PY
-import re, sys
-name, ticks, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-out = """$out"""
-def latency(p):
-    m = re.search(r"^\s*%s%%\s+([\d.]+)(us|ms|s)" % p, out, re.M)
-    v, unit = float(m.group(1)), m.group(2)
-    return v * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
-reqs = int(re.search(r"(\d+) requests in", out).group(1))
-rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-cpu_us = ticks / hz * 1e6 / max(reqs, 1)
-print(f"{name} {rps:.0f} {latency(50):.1f} {latency(99):.1f} {cpu_us:.2f} {errors.group(1) if errors else 0}")
-PY
+    wrk_row "$name" "$out" "$((after - before))"
 }
 
-start() { # start NAME CMD...: runs CMD pinned to CPU 0, waits for "listening on"
-    local name=$1; shift
-    taskset -c 0 "$@" > "$work/$name.out" 2>"$work/$name.err" &
-    local pid=$!
-    for _ in $(seq 100); do
-        grep -q "listening on" "$work/$name.out" 2>/dev/null && break
-        sleep 0.1
-    done
-    echo "$pid $(sed -n 's/listening on //p' "$work/$name.out")"
-}
-
-read -r gate_pid gate_addr < <(start mcpgate target/release/mcpgate serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER")
+read -r gate_pid gate_addr < <(start 0 mcpgate target/release/mcpgate serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER")
 pids+=("$gate_pid")
-read -r hyper_pid hyper_addr < <(start hyper benches/hyper-baseline/target/release/hyper-baseline 127.0.0.1:0)
+read -r hyper_pid hyper_addr < <(start 0 hyper benches/hyper-baseline/target/release/hyper-baseline 127.0.0.1:0)
 pids+=("$hyper_pid")
 
 results=$(
@@ -64,7 +40,7 @@ rows = [line.split() for line in """$results""".strip().splitlines()]
 print(f"wrk -t1 -c{sys.argv[2]} -d{sys.argv[1]}s, server 1 worker ({sys.argv[3]}) on CPU 0, wrk on CPU 1")
 print(f"{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}")
 by = {}
-for name, rps, p50, p99, cpu, errors in rows:
+for name, rps, p50, p99, errors, cpu in rows:
     by[name] = (float(rps), float(cpu))
     print(f"{name:<10}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}")
 v, n, h = by["validate"], by["noop"], by["hyper"]

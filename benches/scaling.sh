@@ -28,39 +28,21 @@ else
     two_server=0-1 two_wrk=0-1 two_threads=2
 fi
 
-# measure NAME WORKERS SERVER_CPUS WRK_CPUS WRK_THREADS
+# measure NAME WORKERS SERVER_CPUS WRK_CPUS WRK_THREADS: one wrk run on a
+# fresh server; prints "name req/s p50 p99 non2xx cpu_us_per_req"
 measure() {
     local name=$1 workers=$2 server_cpus=$3 wrk_cpus=$4 threads=$5
-    taskset -c "$server_cpus" target/release/mcpgate serve --listen 127.0.0.1:0 \
-        --workers "$workers" --io-driver "$DRIVER" > "$work/$name.out" 2>"$work/$name.err" &
-    local pid=$!
+    local pid addr before after out
+    read -r pid addr < <(start "$server_cpus" "$name" target/release/mcpgate serve \
+        --listen 127.0.0.1:0 --workers "$workers" --io-driver "$DRIVER")
     pids+=("$pid")
-    for _ in $(seq 100); do
-        grep -q "listening on" "$work/$name.out" 2>/dev/null && break
-        sleep 0.1
-    done
-    local addr before after out
-    addr=$(sed -n 's/listening on //p' "$work/$name.out")
     before=$(cpu_ticks "$pid")
     out=$(taskset -c "$wrk_cpus" wrk -t"$threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
         -s "$work/post.lua" "http://$addr/validate")
     after=$(cpu_ticks "$pid")
     kill "$pid"
     wait "$pid" 2>/dev/null || true
-    python3 - "$name" "$((after - before))" "$HZ" <<PY
-import re, sys
-name, ticks, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-out = """$out"""
-def latency(p):
-    m = re.search(r"^\s*%s%%\s+([\d.]+)(us|ms|s)" % p, out, re.M)
-    v, unit = float(m.group(1)), m.group(2)
-    return v * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
-reqs = int(re.search(r"(\d+) requests in", out).group(1))
-rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-cpu_us = ticks / hz * 1e6 / max(reqs, 1)
-print(f"{name} {rps:.0f} {latency(50):.1f} {latency(99):.1f} {cpu_us:.2f} {errors.group(1) if errors else 0}")
-PY
+    wrk_row "$name" "$out" "$((after - before))"
 }
 
 results=$(
@@ -76,9 +58,9 @@ print(f"POST /validate, wrk -c{connections} -d{duration}s, {driver}, {cores} cor
 print(f"  (server CPUs / wrk CPUs: 1 worker {one}, 2 workers {two})")
 print(f"{'workers':<9}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}")
 for name, label in (("one", "1"), ("two", "2")):
-    rps, p50, p99, cpu, errors = rows[name]
+    rps, p50, p99, errors, cpu = rows[name]
     print(f"{label:<9}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}")
-r1, c1 = float(rows["one"][0]), float(rows["one"][3])
-r2, c2 = float(rows["two"][0]), float(rows["two"][3])
+r1, c1 = float(rows["one"][0]), float(rows["one"][4])
+r2, c2 = float(rows["two"][0]), float(rows["two"][4])
 print(f"2 workers / 1 worker: {r2 / r1:.2f}x req/s, {c1 / c2:.2f}x requests per server CPU-second")
 PY
