@@ -155,6 +155,21 @@ fn json_answer(status: u16, body: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// An upstream answering `tools/list` with `listing()` and every other
+/// request with an empty result.
+fn listing_upstream(listing: impl Fn() -> serde_json::Value + Send + Sync + 'static) -> Upstream {
+    Upstream::start(Arc::new(move |request, stream| {
+        let message: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        let result = if message["method"] == "tools/list" {
+            listing()
+        } else {
+            json!({"content": []})
+        };
+        let body = json!({"jsonrpc": "2.0", "id": message["id"], "result": result}).to_string();
+        stream.write_all(&json_answer(200, &body)).is_ok()
+    }))
+}
+
 /// Answers every request 200 with a JSON-RPC result echoing its id.
 fn echo_ids() -> Script {
     Arc::new(|request, stream| {
@@ -788,20 +803,11 @@ fn a_notification_is_forwarded_and_the_upstreams_202_relayed() {
 
 #[test]
 fn without_a_file_the_catalog_is_learned_from_the_upstream_at_start() {
-    // The upstream lists one tool needing `text`; every other request is
-    // answered with an empty result.
-    let upstream = Upstream::start(Arc::new(|request, stream| {
-        let message: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
-        let id = message["id"].clone();
-        let result = if message["method"] == "tools/list" {
-            json!({"tools": [{"name": "echo", "inputSchema": {"type": "object",
-                "properties": {"text": {"type": "string"}}, "required": ["text"]}}]})
-        } else {
-            json!({"content": []})
-        };
-        let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
-        stream.write_all(&json_answer(200, &body)).is_ok()
-    }));
+    // The upstream lists one tool needing `text`.
+    let upstream = listing_upstream(|| {
+        json!({"tools": [{"name": "echo", "inputSchema": {"type": "object",
+            "properties": {"text": {"type": "string"}}, "required": ["text"]}}]})
+    });
     let server = gateway(&upstream.url(), &["--learn-catalog", "true"]);
     assert_eq!(
         server.metric("mcpgate_catalog_tools{state=\"registered\"}"),
@@ -843,22 +849,14 @@ fn a_tool_the_upstream_adds_is_learned_early_once_a_call_names_it() {
     // listing says to ask again in an hour.
     let added = Arc::new(AtomicBool::new(false));
     let listed = Arc::clone(&added);
-    let upstream = Upstream::start(Arc::new(move |request, stream| {
-        let message: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
-        let id = message["id"].clone();
+    let upstream = listing_upstream(move || {
         let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
-        let result = if message["method"] == "tools/list" {
-            let mut tools = vec![json!({"name": "echo", "inputSchema": schema})];
-            if listed.load(Ordering::SeqCst) {
-                tools.push(json!({"name": "shout", "inputSchema": schema}));
-            }
-            json!({"tools": tools, "ttlMs": 3_600_000})
-        } else {
-            json!({"content": []})
-        };
-        let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
-        stream.write_all(&json_answer(200, &body)).is_ok()
-    }));
+        let mut tools = vec![json!({"name": "echo", "inputSchema": schema})];
+        if listed.load(Ordering::SeqCst) {
+            tools.push(json!({"name": "shout", "inputSchema": schema}));
+        }
+        json!({"tools": tools, "ttlMs": 3_600_000})
+    });
     let server = gateway(&upstream.url(), &["--learn-catalog", "true"]);
     let shout = |id: i64| {
         let message = tools_call(json!(id), "shout", json!({"text": "hi"}));
