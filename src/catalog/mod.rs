@@ -237,8 +237,8 @@ impl Relearn {
         }
     }
 
-    /// Sleeps `wait`, or less when a request comes (not counting requests
-    /// made before the last listing began).
+    /// Sleeps `wait`, or less when a request comes or came while the
+    /// learner was busy (the flag keeps it until read).
     fn sleep(&self, wait: std::time::Duration) {
         let deadline = std::time::Instant::now() + wait;
         loop {
