@@ -367,16 +367,19 @@ impl<'p> Iterator for Members<'p> {
             return None;
         }
         self.remaining -= 1;
-        let Node::String(name) = self.rest[0] else {
-            unreachable!("an object member's key is a string on the tape")
+        // One length check for the key and the value's head, one split.
+        let [Node::String(name), head, ..] = self.rest else {
+            unreachable!("an object member is a string key and a value on the tape")
         };
-        let end = 1 + span(&self.rest[1]);
-        let value = TapeNode {
-            nodes: &self.rest[1..end],
-            source: self.source,
-        };
-        self.rest = &self.rest[end..];
-        Some((name, value))
+        let (value, rest) = self.rest[1..].split_at(span(head));
+        self.rest = rest;
+        Some((
+            name,
+            TapeNode {
+                nodes: value,
+                source: self.source,
+            },
+        ))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -402,13 +405,15 @@ impl<'p> Iterator for Elements<'p> {
             return None;
         }
         self.remaining -= 1;
-        let end = span(&self.rest[0]);
-        let element = TapeNode {
-            nodes: &self.rest[..end],
-            source: self.source,
+        let [head, ..] = self.rest else {
+            unreachable!("an array's element is on the tape")
         };
-        self.rest = &self.rest[end..];
-        Some(element)
+        let (element, rest) = self.rest.split_at(span(head));
+        self.rest = rest;
+        Some(TapeNode {
+            nodes: element,
+            source: self.source,
+        })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
