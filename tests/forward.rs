@@ -110,6 +110,16 @@ impl Upstream {
         self.received.lock().unwrap().clone()
     }
 
+    /// How many requests so far had `needle` in their body.
+    fn bodies_containing(&self, needle: &str) -> usize {
+        self.received
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| String::from_utf8_lossy(&r.body).contains(needle))
+            .count()
+    }
+
     /// Stops listening and closes every connection, like a killed process.
     fn kill(mut self) {
         self.stop.store(true, Ordering::SeqCst);
@@ -217,23 +227,8 @@ fn read_head(stream: &mut TcpStream) -> (u16, Vec<(String, String)>) {
         assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed mid-head");
         head.push(byte[0]);
     }
-    let text = String::from_utf8(head).unwrap();
-    let mut lines = text.split("\r\n");
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let (n, v) = l.split_once(':').unwrap();
-            (n.trim().to_owned(), v.trim().to_owned())
-        })
-        .collect();
+    let (status_line, headers) = process::split_head(&head);
+    let status = status_line.split(' ').nth(1).unwrap().parse().unwrap();
     (status, headers)
 }
 
@@ -813,11 +808,7 @@ fn without_a_file_the_catalog_is_learned_from_the_upstream_at_start() {
         server.metric("mcpgate_catalog_tools{state=\"registered\"}"),
         1
     );
-    let calls_before = upstream
-        .received()
-        .iter()
-        .filter(|r| String::from_utf8_lossy(&r.body).contains("tools/call"))
-        .count();
+    let calls_before = upstream.bodies_containing("tools/call");
     // `text` must be a string: the gateway answers, the upstream never sees it.
     let message = tools_call(json!("l-1"), "echo", json!({"text": 5}));
     let answer = server.send(&post(
@@ -833,11 +824,7 @@ fn without_a_file_the_catalog_is_learned_from_the_upstream_at_start() {
         body["result"]["structuredContent"]["error_code"],
         "SCHEMA_TYPE_MISMATCH"
     );
-    let calls_after = upstream
-        .received()
-        .iter()
-        .filter(|r| String::from_utf8_lossy(&r.body).contains("tools/call"))
-        .count();
+    let calls_after = upstream.bodies_containing("tools/call");
     assert_eq!(calls_after, calls_before);
     // A call the catalog admits goes through.
     assert_eq!(server.send(&call(json!(2), "")).status, 200);
@@ -888,11 +875,7 @@ fn a_tool_the_upstream_adds_is_learned_early_once_a_call_names_it() {
         server.metric("mcpgate_catalog_tools{state=\"registered\"}"),
         2
     );
-    let calls = upstream
-        .received()
-        .iter()
-        .filter(|r| String::from_utf8_lossy(&r.body).contains("\"shout\""))
-        .count();
+    let calls = upstream.bodies_containing("\"shout\"");
     assert_eq!(
         calls, 1,
         "only the call after learning reached the upstream"
