@@ -26,7 +26,8 @@ pub struct ServeArgs {
     /// Worker threads, one runtime and listener each [default: cores].
     #[arg(long, env = "MCPGATE_WORKERS")]
     pub workers: Option<String>,
-    /// `epoll` or `uring` [default: epoll].
+    /// `epoll` or `uring` [default: uring with --upstream where the kernel
+    /// offers it, else epoll].
     #[arg(long, env = "MCPGATE_IO_DRIVER")]
     pub io_driver: Option<String>,
     /// Path of the MCP endpoint [default: /mcp].
@@ -199,11 +200,12 @@ impl Settings {
             }
             server.workers = workers;
         }
-        if let Some(driver) = args.io_driver.clone().or(file.io_driver) {
-            server.io_driver = driver
-                .parse::<IoDriver>()
-                .map_err(|e| error("io_driver", e))?;
-        }
+        let driver = args
+            .io_driver
+            .clone()
+            .or(file.io_driver)
+            .map(|d| d.parse::<IoDriver>().map_err(|e| error("io_driver", e)))
+            .transpose()?;
         let body_limit = args
             .body_limit
             .as_deref()
@@ -361,6 +363,8 @@ impl Settings {
             }
             server.upstream = Some(std::sync::Arc::new(upstream));
         }
+        server.io_driver =
+            driver.unwrap_or_else(|| IoDriver::default_for(server.upstream.is_some()));
         Ok(Settings {
             server,
             gate,
@@ -387,6 +391,32 @@ mod tests {
         assert_eq!(settings.gate.body_limit, settings.server.body_limit);
         assert!(settings.wire.bearer_tokens.is_empty());
         assert!(settings.server.upstream.is_none());
+        assert_eq!(settings.server.io_driver, IoDriver::Epoll);
+    }
+
+    #[test]
+    fn a_gateway_defaults_to_io_uring_where_the_kernel_offers_it() {
+        let gateway = ServeArgs {
+            upstream: Some("http://127.0.0.1:9001/mcp".into()),
+            ..ServeArgs::default()
+        };
+        let settings = Settings::build(&gateway, FileSettings::default()).unwrap();
+        let expected = if monoio::utils::detect_uring() {
+            IoDriver::Uring
+        } else {
+            IoDriver::Epoll
+        };
+        assert_eq!(settings.server.io_driver, expected);
+        // A driver that is set wins, from a flag or from the file.
+        let epoll = ServeArgs {
+            io_driver: Some("epoll".into()),
+            upstream: gateway.upstream.clone(),
+            ..ServeArgs::default()
+        };
+        let settings = Settings::build(&epoll, FileSettings::default()).unwrap();
+        assert_eq!(settings.server.io_driver, IoDriver::Epoll);
+        let settings = Settings::build(&gateway, file("io_driver = \"epoll\"")).unwrap();
+        assert_eq!(settings.server.io_driver, IoDriver::Epoll);
     }
 
     #[test]

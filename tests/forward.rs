@@ -1,7 +1,8 @@
 //! `mcpgate serve --upstream` over real sockets on 127.0.0.1, in front of
 //! a scripted upstream that records what reaches it: what is forwarded
 //! (and what is not), how answers come back (JSON, event streams as they
-//! arrive), and what the client gets when the upstream fails.
+//! arrive), and what the client gets when the upstream fails. The relay's
+//! scenarios run on both io drivers (`on_epoll::…`, `on_uring::…`).
 
 #[path = "support/process.rs"]
 mod process;
@@ -202,6 +203,49 @@ fn gateway(upstream: &str, extra: &[&str]) -> Server {
     Server::start(&args)
 }
 
+/// The gateway on the io driver named (`epoll` or `uring`).
+fn gateway_on(driver: &str, upstream: &str, extra: &[&str]) -> Server {
+    let mut args = vec!["--io-driver", driver];
+    args.extend_from_slice(extra);
+    gateway(upstream, &args)
+}
+
+/// Each named scenario (a function of the driver) as one test per io
+/// driver: a gateway runs on io_uring by default where the kernel offers
+/// it, and on epoll where not or when set.
+macro_rules! on_each_driver {
+    ($($name:ident),* $(,)?) => {
+        mod on_epoll {
+            $(#[test]
+            fn $name() {
+                super::$name("epoll");
+            })*
+        }
+        mod on_uring {
+            $(#[test]
+            fn $name() {
+                if !monoio::utils::detect_uring() {
+                    println!("note: io_uring refused here, not tested");
+                    return;
+                }
+                super::$name("uring");
+            })*
+        }
+    };
+}
+
+on_each_driver!(
+    a_json_answer_is_relayed_exactly,
+    an_event_stream_is_relayed_as_each_event_arrives,
+    a_client_that_disconnects_mid_stream_closes_the_upstream_connection,
+    an_event_stream_silent_past_the_idle_timeout_closes_the_client_connection,
+    a_client_that_leaves_before_the_answer_closes_the_upstream_connection,
+    a_refused_connection_answers_502_with_the_request_id_and_is_counted,
+    no_first_byte_within_the_timeout_answers_504,
+    a_pooled_connection_closed_by_the_upstream_is_retried_once,
+    pipelined_requests_are_forwarded_and_answered_in_order,
+);
+
 /// A valid 2026-07-28 `tools/call` request for the endpoint.
 fn call(id: serde_json::Value, extra: &str) -> Vec<u8> {
     let message = tools_call(id, "echo", json!({"text": "hi"}));
@@ -354,8 +398,7 @@ fn a_consumed_bearer_token_is_not_passed_on() {
     assert_eq!(upstream.received()[0].header("Authorization"), None);
 }
 
-#[test]
-fn a_json_answer_is_relayed_exactly() {
+fn a_json_answer_is_relayed_exactly(driver: &str) {
     let upstream = Upstream::start(Arc::new(|_, stream| {
         let body =
             r#"{"jsonrpc":"2.0","id":"x-1","result":{"content":[{"type":"text","text":"sunny"}]}}"#;
@@ -366,7 +409,7 @@ fn a_json_answer_is_relayed_exactly() {
         );
         stream.write_all(answer.as_bytes()).is_ok()
     }));
-    let server = gateway(&upstream.url(), &[]);
+    let server = gateway_on(driver, &upstream.url(), &[]);
     let answer = server.send(&call(json!("x-1"), ""));
     assert_eq!(answer.status, 200);
     assert_eq!(
@@ -382,8 +425,7 @@ fn a_json_answer_is_relayed_exactly() {
     );
 }
 
-#[test]
-fn an_event_stream_is_relayed_as_each_event_arrives() {
+fn an_event_stream_is_relayed_as_each_event_arrives(driver: &str) {
     let (go_tx, go_rx) = mpsc::channel::<()>();
     let go_rx = Arc::new(Mutex::new(go_rx));
     let upstream = Upstream::start(Arc::new(move |_, stream| {
@@ -407,14 +449,21 @@ fn an_event_stream_is_relayed_as_each_event_arrives() {
         stream.write_all(last.as_bytes()).is_ok()
     }));
     // `echo` promises a structured result; the streamed answer has none.
-    let catalog = std::env::temp_dir().join(format!("mcpgate-forward-{}.json", std::process::id()));
+    let catalog = std::env::temp_dir().join(format!(
+        "mcpgate-forward-{}-{driver}.json",
+        std::process::id()
+    ));
     std::fs::write(
         &catalog,
         br#"[{"name": "echo", "inputSchema": {"type": "object"},
               "outputSchema": {"type": "object", "required": ["text"]}}]"#,
     )
     .unwrap();
-    let server = gateway(&upstream.url(), &["--catalog", catalog.to_str().unwrap()]);
+    let server = gateway_on(
+        driver,
+        &upstream.url(),
+        &["--catalog", catalog.to_str().unwrap()],
+    );
     let observed = "mcpgate_answers_observed_total";
     assert_eq!(server.metric(observed), 0);
     let mut stream = server.connect();
@@ -446,8 +495,7 @@ fn an_event_stream_is_relayed_as_each_event_arrives() {
     assert_eq!(status, 200);
 }
 
-#[test]
-fn a_client_that_disconnects_mid_stream_closes_the_upstream_connection() {
+fn a_client_that_disconnects_mid_stream_closes_the_upstream_connection(driver: &str) {
     let (sent_tx, sent_rx) = mpsc::channel::<()>();
     let (closed_tx, closed_rx) = mpsc::channel::<bool>();
     let (sent_tx, closed_tx) = (Mutex::new(sent_tx), Mutex::new(closed_tx));
@@ -468,7 +516,7 @@ fn a_client_that_disconnects_mid_stream_closes_the_upstream_connection() {
         closed_tx.lock().unwrap().send(closed).unwrap();
         false
     }));
-    let server = gateway(&upstream.url(), &[]);
+    let server = gateway_on(driver, &upstream.url(), &[]);
     let mut stream = server.connect();
     stream.write_all(&call(json!(1), "")).unwrap();
     let (status, _) = read_head(&mut stream);
@@ -483,8 +531,7 @@ fn a_client_that_disconnects_mid_stream_closes_the_upstream_connection() {
     );
 }
 
-#[test]
-fn an_event_stream_silent_past_the_idle_timeout_closes_the_client_connection() {
+fn an_event_stream_silent_past_the_idle_timeout_closes_the_client_connection(driver: &str) {
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let release_rx = Mutex::new(release_rx);
     let upstream = Upstream::start(Arc::new(move |_, stream| {
@@ -493,7 +540,11 @@ fn an_event_stream_silent_past_the_idle_timeout_closes_the_client_connection() {
         let _ = release_rx.lock().unwrap().recv();
         false
     }));
-    let server = gateway(&upstream.url(), &["--upstream-idle-timeout-ms", "300"]);
+    let server = gateway_on(
+        driver,
+        &upstream.url(),
+        &["--upstream-idle-timeout-ms", "300"],
+    );
     let mut stream = server.connect();
     stream.write_all(&call(json!(1), "")).unwrap();
     assert_eq!(read_head(&mut stream).0, 200);
@@ -505,8 +556,7 @@ fn an_event_stream_silent_past_the_idle_timeout_closes_the_client_connection() {
     drop(release_tx);
 }
 
-#[test]
-fn a_client_that_leaves_before_the_answer_closes_the_upstream_connection() {
+fn a_client_that_leaves_before_the_answer_closes_the_upstream_connection(driver: &str) {
     let (got_tx, got_rx) = mpsc::channel::<()>();
     let (closed_tx, closed_rx) = mpsc::channel::<bool>();
     let (got_tx, closed_tx) = (Mutex::new(got_tx), Mutex::new(closed_tx));
@@ -523,7 +573,7 @@ fn a_client_that_leaves_before_the_answer_closes_the_upstream_connection() {
         closed_tx.lock().unwrap().send(closed).unwrap();
         false
     }));
-    let server = gateway(&upstream.url(), &[]);
+    let server = gateway_on(driver, &upstream.url(), &[]);
     let mut stream = server.connect();
     stream.write_all(&call(json!(1), "")).unwrap();
     got_rx.recv().unwrap();
@@ -577,14 +627,13 @@ fn only_tools_list_and_tools_call_answers_are_watched_and_a_complete_list_become
     );
 }
 
-#[test]
-fn a_refused_connection_answers_502_with_the_request_id_and_is_counted() {
+fn a_refused_connection_answers_502_with_the_request_id_and_is_counted(driver: &str) {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let server = gateway(&format!("http://127.0.0.1:{port}/mcp"), &[]);
+    let server = gateway_on(driver, &format!("http://127.0.0.1:{port}/mcp"), &[]);
     let answer = server.send(&call(json!("r-7"), ""));
     assert_eq!(answer.status, 502);
     let body = answer.json();
@@ -593,8 +642,7 @@ fn a_refused_connection_answers_502_with_the_request_id_and_is_counted() {
     assert_eq!(server.metric(&series("upstream_unreachable", 502)), 1);
 }
 
-#[test]
-fn no_first_byte_within_the_timeout_answers_504() {
+fn no_first_byte_within_the_timeout_answers_504(driver: &str) {
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let release_rx = Mutex::new(release_rx);
     let upstream = Upstream::start(Arc::new(move |_, _| {
@@ -602,7 +650,8 @@ fn no_first_byte_within_the_timeout_answers_504() {
         let _ = release_rx.lock().unwrap().recv();
         false
     }));
-    let server = gateway(
+    let server = gateway_on(
+        driver,
         &upstream.url(),
         &["--upstream-first-byte-timeout-ms", "300"],
     );
@@ -643,14 +692,13 @@ fn an_upstream_restarted_on_the_same_port_is_served_again() {
     assert_eq!(upstream.received().len(), 1);
 }
 
-#[test]
-fn a_pooled_connection_closed_by_the_upstream_is_retried_once() {
+fn a_pooled_connection_closed_by_the_upstream_is_retried_once(driver: &str) {
     // Closes each connection after its answer without saying so.
     let upstream = Upstream::start(Arc::new(|request, stream| {
         echo_ids()(request, stream);
         false
     }));
-    let server = gateway(&upstream.url(), &["--workers", "1"]);
+    let server = gateway_on(driver, &upstream.url(), &["--workers", "1"]);
     for id in 1..=3 {
         let answer = server.send(&call(json!(id), ""));
         assert_eq!(answer.status, 200);
@@ -670,10 +718,9 @@ fn sequential_requests_reuse_one_upstream_connection() {
     assert_eq!(upstream.accepted.load(Ordering::SeqCst), 1);
 }
 
-#[test]
-fn pipelined_requests_are_forwarded_and_answered_in_order() {
+fn pipelined_requests_are_forwarded_and_answered_in_order(driver: &str) {
     let upstream = Upstream::start(echo_ids());
-    let server = gateway(&upstream.url(), &[]);
+    let server = gateway_on(driver, &upstream.url(), &[]);
     let mut raw = call(json!(1), "");
     let mut bad = tools_call(json!(2), "echo", json!({}));
     bad["params"]["name"] = json!(7);
