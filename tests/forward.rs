@@ -235,6 +235,7 @@ macro_rules! on_each_driver {
 }
 
 on_each_driver!(
+    sigterm_relays_the_answer_in_flight_closes_idle_clients_and_exits_0,
     a_json_answer_is_relayed_exactly,
     an_event_stream_is_relayed_as_each_event_arrives,
     a_client_that_disconnects_mid_stream_closes_the_upstream_connection,
@@ -625,6 +626,37 @@ fn only_tools_list_and_tools_call_answers_are_watched_and_a_complete_list_become
         server.metric("mcpgate_catalog_tools{state=\"registered\"}"),
         1
     );
+}
+
+fn sigterm_relays_the_answer_in_flight_closes_idle_clients_and_exits_0(driver: &str) {
+    let (got_tx, got_rx) = mpsc::channel::<()>();
+    let got_tx = Mutex::new(got_tx);
+    let upstream = Upstream::start(Arc::new(move |_, stream| {
+        got_tx.lock().unwrap().send(()).unwrap();
+        // Answered only after the gateway was told to stop.
+        thread::sleep(Duration::from_millis(300));
+        let body = r#"{"jsonrpc":"2.0","id":"late","result":{"content":[]}}"#;
+        stream.write_all(&json_answer(200, body)).is_ok()
+    }));
+    let mut server = gateway_on(driver, &upstream.url(), &[]);
+    let mut idle = server.connect();
+    let mut busy = server.connect();
+    busy.write_all(&call(json!("late"), "")).unwrap();
+    got_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    server.sigterm();
+    let answer = read_answer(&mut busy);
+    assert_eq!(answer.status, 200);
+    assert_eq!(
+        answer.body,
+        br#"{"jsonrpc":"2.0","id":"late","result":{"content":[]}}"#
+    );
+    assert_eq!(answer.header("Connection"), Some("close"));
+    // The idle client is closed without an answer.
+    idle.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut rest = Vec::new();
+    assert_eq!(idle.read_to_end(&mut rest).unwrap(), 0);
+    assert_eq!(server.child.wait().unwrap().code(), Some(0));
 }
 
 fn a_refused_connection_answers_502_with_the_request_id_and_is_counted(driver: &str) {
