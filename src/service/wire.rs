@@ -168,9 +168,15 @@ fn accepts_sse(value: &[u8]) -> bool {
     })
 }
 
+/// What the MCP SDKs send, byte for byte: answered by one comparison.
+const SDK_ACCEPT: &[u8] = b"application/json, text/event-stream";
+
 /// Whether an `Accept` list admits both answers a server may give (one
 /// pass, no allocation: this runs on every request).
 fn accepts_json_and_sse(value: &[u8]) -> bool {
+    if value == SDK_ACCEPT {
+        return true;
+    }
     let (mut json, mut sse) = (false, false);
     for range in value.split(|&b| b == b',').map(media_type) {
         let any = range.eq_ignore_ascii_case(b"*/*");
