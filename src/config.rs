@@ -401,7 +401,7 @@ mod tests {
             ..ServeArgs::default()
         };
         let settings = Settings::build(&gateway, FileSettings::default()).unwrap();
-        let expected = if monoio::utils::detect_uring() {
+        let expected = if IoDriver::uring_offered() {
             IoDriver::Uring
         } else {
             IoDriver::Epoll

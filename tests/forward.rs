@@ -224,7 +224,7 @@ macro_rules! on_each_driver {
         mod on_uring {
             $(#[test]
             fn $name() {
-                if !monoio::utils::detect_uring() {
+                if !mcpgate::server::IoDriver::uring_offered() {
                     println!("note: io_uring refused here, not tested");
                     return;
                 }

@@ -219,16 +219,27 @@ pub enum IoDriver {
 
 impl IoDriver {
     /// The driver when none is set. In front of an upstream, io_uring where
-    /// this kernel offers the operations monoio needs: a forwarded request
-    /// cost about a third less gateway CPU on it than on epoll (README,
-    /// Performance). Otherwise epoll, which served the verdict service with
-    /// less CPU per request than io_uring (DESIGN section 8).
+    /// it is offered here: a forwarded request cost about a third less
+    /// gateway CPU on it than on epoll (README, Performance). Otherwise
+    /// epoll, which served the verdict service with less CPU per request
+    /// than io_uring (DESIGN section 8).
     pub fn default_for(forwarding: bool) -> IoDriver {
-        if forwarding && monoio::utils::detect_uring() {
+        if forwarding && Self::uring_offered() {
             IoDriver::Uring
         } else {
             IoDriver::Epoll
         }
+    }
+
+    /// Whether the kernel offers the io_uring operations monoio needs and a
+    /// worker's runtime on it can be built here (a sandbox may refuse the
+    /// ring, an old kernel's locked-memory limit its size).
+    pub fn uring_offered() -> bool {
+        monoio::utils::detect_uring()
+            && monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
+                .enable_timer()
+                .build()
+                .is_ok()
     }
 }
 
