@@ -31,9 +31,12 @@
 
 mod backend;
 mod dupes;
+mod fast;
 mod node;
 #[allow(unsafe_code)]
 mod reuse;
+#[allow(unsafe_code)]
+mod scan;
 
 use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
 
@@ -144,12 +147,9 @@ impl Source {
 
 /// A parser owned by one worker and reused for every body it reads.
 pub struct Parser {
-    /// The body copy simd-json parses (and writes) in place, padded.
-    scratch: Vec<u8>,
-    buffers: Buffers,
-    /// The depth limit `buffers` was built with.
-    buffers_depth: usize,
-    tape: TapeStore,
+    /// The tape the fast path builds (its strings borrow `source.body`).
+    fast_tape: TapeStore,
+    simd_json: SimdJson,
     keys: KeyTable,
     source: Source,
 }
@@ -164,10 +164,13 @@ impl Parser {
     pub fn new() -> Self {
         let depth = ParseLimits::DEFAULT_MAX_DEPTH;
         Parser {
-            scratch: Vec::new(),
-            buffers: Buffers::with_max_depth(0, depth),
-            buffers_depth: depth,
-            tape: TapeStore::new(),
+            fast_tape: TapeStore::new(),
+            simd_json: SimdJson {
+                scratch: Vec::new(),
+                buffers: Buffers::with_max_depth(0, depth),
+                buffers_depth: depth,
+                tape: TapeStore::new(),
+            },
             keys: KeyTable::new(),
             source: Source {
                 body: Vec::new(),
@@ -177,35 +180,29 @@ impl Parser {
         }
     }
 
-    /// Copies `body` into the parser's scratch buffer and builds the tape in
-    /// place (the caller keeps the original bytes untouched for forwarding).
+    /// Reads `body` into a tape: by the fast path where it takes the body,
+    /// else by simd-json over a copy in the scratch buffer, parsed in place
+    /// (the caller keeps the original bytes untouched for forwarding).
     pub fn parse<'p>(
         &'p mut self,
         body: &[u8],
         limits: ParseLimits,
     ) -> Result<Document<'p>, ParseError> {
-        if self.buffers_depth != limits.max_depth {
-            // Only when the limit changes: a worker keeps one.
-            self.buffers = Buffers::with_max_depth(body.len(), limits.max_depth);
-            self.buffers_depth = limits.max_depth;
-        }
-        self.scratch.clear();
-        self.scratch.extend_from_slice(body);
-        self.scratch.resize(body.len() + INPUT_PADDING, b' ');
         self.source.body.clear();
         self.source.body.extend_from_slice(body);
         self.source.tape_address = 0;
         self.source.tape_len = 0;
 
-        let tape = self.tape.fill();
-        simd_json::fill_tape_padded(&mut self.scratch, body.len(), &mut self.buffers, tape)
-            .map_err(|error| match error.error() {
-                ErrorType::DepthLimitExceeded => ParseError::TooDeep {
-                    limit: limits.max_depth,
-                },
-                _ => ParseError::Malformed,
-            })?;
-        let nodes: &'p [Node<'p>] = &tape.0;
+        let fast_tape = self.fast_tape.fill();
+        let fast = std::str::from_utf8(&self.source.body)
+            .is_ok_and(|text| fast::fill(text, &mut fast_tape.0, limits.max_depth));
+        let nodes: &'p [Node<'p>] = if fast {
+            #[cfg(debug_assertions)]
+            debug_check_fast_tape(body, &fast_tape.0);
+            &fast_tape.0
+        } else {
+            self.simd_json.tape(body, limits)?
+        };
         if nodes.is_empty() {
             return Err(ParseError::Malformed);
         }
@@ -221,6 +218,57 @@ impl Parser {
             source: &self.source,
         })
     }
+}
+
+/// simd-json with its buffers, for the bodies the fast path does not take.
+struct SimdJson {
+    /// The body copy simd-json parses (and writes) in place, padded.
+    scratch: Vec<u8>,
+    buffers: Buffers,
+    /// The depth limit `buffers` was built with.
+    buffers_depth: usize,
+    /// The tape (its strings borrow `scratch`).
+    tape: TapeStore,
+}
+
+impl SimdJson {
+    /// simd-json's tape of `body`, parsed from a padded copy.
+    fn tape<'p>(
+        &'p mut self,
+        body: &[u8],
+        limits: ParseLimits,
+    ) -> Result<&'p [Node<'p>], ParseError> {
+        if self.buffers_depth != limits.max_depth {
+            // Only when the limit changes: a worker keeps one.
+            self.buffers = Buffers::with_max_depth(body.len(), limits.max_depth);
+            self.buffers_depth = limits.max_depth;
+        }
+        self.scratch.clear();
+        self.scratch.extend_from_slice(body);
+        self.scratch.resize(body.len() + INPUT_PADDING, b' ');
+        let tape = self.tape.fill();
+        simd_json::fill_tape_padded(&mut self.scratch, body.len(), &mut self.buffers, tape)
+            .map_err(|error| match error.error() {
+                ErrorType::DepthLimitExceeded => ParseError::TooDeep {
+                    limit: limits.max_depth,
+                },
+                _ => ParseError::Malformed,
+            })?;
+        Ok(&tape.0)
+    }
+}
+
+/// Debug builds (tests, fuzzing) hold every tape of the fast path equal to
+/// simd-json's tape of the same body.
+#[cfg(debug_assertions)]
+fn debug_check_fast_tape(body: &[u8], fast: &[Node<'_>]) {
+    let mut copy = body.to_vec();
+    let expected = simd_json::to_tape(&mut copy);
+    assert!(
+        expected.as_ref().is_ok_and(|tape| tape.0 == fast),
+        "the fast path's tape differs from simd-json's ({expected:?}) for {:?}",
+        String::from_utf8_lossy(body)
+    );
 }
 
 /// A parsed body: a view of the parser's tape, valid until the next parse.

@@ -1,0 +1,345 @@
+//! The fast path of the parse: one pass over the body that builds the same
+//! tape simd-json builds, for the bodies clients actually send.
+//!
+//! It only ever accepts. It takes documents whose strings have no escapes,
+//! whose numbers are integers of at most 17 digits, and whose nesting stays
+//! within [`FAST_DEPTH`] and the configured limit; on anything else (a float,
+//! an escape, a long integer, and every error of any kind) it gives up, and
+//! simd-json parses the body from the start. Every refusal, and every rare
+//! form, therefore keeps simd-json's answer; the fast path only has to build
+//! simd-json's tape exactly for what it takes, and debug builds check that it
+//! does on every parse (`Parser::parse`).
+//!
+//! Why it pays: simd-json indexes every structural character in a first
+//! pass, then walks the index and scans every string once more. On a
+//! 516-byte `tools/call` that is about 8.8k instructions; this reader takes
+//! the body once, strings sixteen bytes at a time.
+//!
+//! UTF-8 is validated once for the whole body (`str::from_utf8`, word at a
+//! time on ASCII), so a string is a `&str` slice of it between two quote
+//! bytes. The scan for a string's end and that slice are the two unchecked
+//! steps, in `scan`.
+
+use simd_json::{Node, StaticNode};
+
+use super::scan;
+
+/// Deepest nesting the fast path takes; deeper bodies go to simd-json.
+pub(super) const FAST_DEPTH: usize = 32;
+
+/// Integers with this many digits or more go to simd-json (which holds the
+/// ones beyond 64 bits as floats); below it, the value always fits.
+const MAX_DIGITS: usize = 18;
+
+/// One open array or object.
+#[derive(Clone, Copy)]
+struct Frame {
+    /// Tape index of its header node.
+    header: usize,
+    /// Members or elements so far.
+    len: usize,
+    object: bool,
+}
+
+/// Builds `text`'s tape into `tape` (emptied first) and returns `true`, or
+/// returns `false` (the tape's content then unspecified) when the body is not
+/// one the fast path takes.
+pub(super) fn fill<'a>(text: &'a str, tape: &mut Vec<Node<'a>>, max_depth: usize) -> bool {
+    tape.clear();
+    let bytes = text.as_bytes();
+    let depth_limit = max_depth.min(FAST_DEPTH);
+    let mut stack = [Frame {
+        header: 0,
+        len: 0,
+        object: false,
+    }; FAST_DEPTH];
+    let mut depth = 0;
+    let mut at = skip_whitespace(bytes, 0);
+
+    // Each turn reads one value at `at`, then what follows it up to the
+    // start of the next value (or the end of the document).
+    loop {
+        match bytes.get(at) {
+            Some(b'"') => {
+                let Some((string, next)) = string_at(text, at) else {
+                    return false;
+                };
+                tape.push(Node::String(string));
+                at = next;
+            }
+            Some(b'{') => {
+                if depth == depth_limit {
+                    return false;
+                }
+                stack[depth] = Frame {
+                    header: tape.len(),
+                    len: 0,
+                    object: true,
+                };
+                depth += 1;
+                tape.push(Node::Object { len: 0, count: 0 });
+                at = skip_whitespace(bytes, at + 1);
+                if bytes.get(at) == Some(&b'}') {
+                    // Empty: its header is already right.
+                    depth -= 1;
+                    at += 1;
+                } else {
+                    stack[depth - 1].len = 1;
+                    match key_at(text, at, tape) {
+                        Some(next) => {
+                            at = next;
+                            continue;
+                        }
+                        None => return false,
+                    }
+                }
+            }
+            Some(b'[') => {
+                if depth == depth_limit {
+                    return false;
+                }
+                stack[depth] = Frame {
+                    header: tape.len(),
+                    len: 0,
+                    object: false,
+                };
+                depth += 1;
+                tape.push(Node::Array { len: 0, count: 0 });
+                at = skip_whitespace(bytes, at + 1);
+                if bytes.get(at) == Some(&b']') {
+                    // Empty: its header is already right.
+                    depth -= 1;
+                    at += 1;
+                } else {
+                    stack[depth - 1].len = 1;
+                    continue;
+                }
+            }
+            Some(b't') if bytes[at..].starts_with(b"true") => {
+                tape.push(Node::Static(StaticNode::Bool(true)));
+                at += 4;
+            }
+            Some(b'f') if bytes[at..].starts_with(b"false") => {
+                tape.push(Node::Static(StaticNode::Bool(false)));
+                at += 5;
+            }
+            Some(b'n') if bytes[at..].starts_with(b"null") => {
+                tape.push(Node::Static(StaticNode::Null));
+                at += 4;
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let Some((number, next)) = integer_at(bytes, at) else {
+                    return false;
+                };
+                tape.push(Node::Static(number));
+                at = next;
+            }
+            _ => return false,
+        }
+
+        // After a value: close what ends here, then find the next value.
+        loop {
+            at = skip_whitespace(bytes, at);
+            if depth == 0 {
+                return at == bytes.len();
+            }
+            let frame = &mut stack[depth - 1];
+            match bytes.get(at) {
+                Some(b',') => {
+                    frame.len += 1;
+                    at = skip_whitespace(bytes, at + 1);
+                    if frame.object {
+                        match key_at(text, at, tape) {
+                            Some(next) => at = next,
+                            None => return false,
+                        }
+                    }
+                    break;
+                }
+                Some(b'}') if frame.object => {
+                    let count = tape.len() - frame.header - 1;
+                    tape[frame.header] = Node::Object {
+                        len: frame.len,
+                        count,
+                    };
+                }
+                Some(b']') if !frame.object => {
+                    let count = tape.len() - frame.header - 1;
+                    tape[frame.header] = Node::Array {
+                        len: frame.len,
+                        count,
+                    };
+                }
+                _ => return false,
+            }
+            depth -= 1;
+            at += 1;
+        }
+    }
+}
+
+/// Reads an object key at `at` and the colon after it; gives the position
+/// of the member's value.
+#[inline(always)]
+fn key_at<'a>(text: &'a str, at: usize, tape: &mut Vec<Node<'a>>) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let (key, next) = string_at(text, at)?;
+    tape.push(Node::String(key));
+    let colon = skip_whitespace(bytes, next);
+    if bytes.get(colon) != Some(&b':') {
+        return None;
+    }
+    Some(skip_whitespace(bytes, colon + 1))
+}
+
+/// The string whose opening quote is at `at`, and the position after its
+/// closing quote; `None` for an escape, a control character or no end.
+#[inline(always)]
+fn string_at(text: &str, at: usize) -> Option<(&str, usize)> {
+    let bytes = text.as_bytes();
+    let start = at + 1;
+    let end = scan::string_stop(bytes, start)?;
+    if bytes[end] != b'"' {
+        return None;
+    }
+    Some((scan::between_quotes(text, start, end), end + 1))
+}
+
+/// An integer at `at` as simd-json holds it (`U64` when not negative, `I64`
+/// when negative, `-0` included), and the position after it; `None` for a
+/// fraction, an exponent, [`MAX_DIGITS`] digits or more, or no digits.
+/// A leading zero followed by more digits is left to the caller, which
+/// finds a digit where a delimiter must be.
+fn integer_at(bytes: &[u8], at: usize) -> Option<(StaticNode, usize)> {
+    let negative = bytes[at] == b'-';
+    let digits_start = at + usize::from(negative);
+    let mut end = digits_start;
+    let mut value: u64 = 0;
+    if bytes.get(end) == Some(&b'0') {
+        end += 1;
+    } else {
+        while let Some(&digit @ b'0'..=b'9') = bytes.get(end) {
+            value = value * 10 + u64::from(digit - b'0');
+            end += 1;
+            if end - digits_start >= MAX_DIGITS {
+                return None;
+            }
+        }
+    }
+    if end == digits_start || matches!(bytes.get(end), Some(b'.' | b'e' | b'E')) {
+        return None;
+    }
+    let node = if negative {
+        // At most 17 digits: the negation fits.
+        StaticNode::I64(-(value as i64))
+    } else {
+        StaticNode::U64(value)
+    };
+    Some((node, end))
+}
+
+#[inline(always)]
+fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
+    // Compact JSON, what clients send, has none: one comparison.
+    while let Some(&byte) = bytes.get(at) {
+        if byte > b' ' || !matches!(byte, b' ' | b'\n' | b'\r' | b'\t') {
+            break;
+        }
+        at += 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fast(body: &str) -> Option<Vec<Node<'_>>> {
+        let mut tape = Vec::new();
+        fill(body, &mut tape, 64).then_some(tape)
+    }
+
+    fn simd(body: &str) -> Vec<Node<'static>> {
+        let mut copy = body.as_bytes().to_vec();
+        let tape = simd_json::to_tape(&mut copy).expect("simd-json parses it");
+        // Strings borrow `copy`; leak it so the comparison can outlive it.
+        tape.0
+            .into_iter()
+            .map(|node| match node {
+                Node::String(s) => Node::String(Box::leak(s.to_owned().into_boxed_str())),
+                Node::Object { len, count } => Node::Object { len, count },
+                Node::Array { len, count } => Node::Array { len, count },
+                Node::Static(value) => Node::Static(value),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_fast_tape_is_simd_jsons_tape() {
+        for body in [
+            r#"{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"x","arguments":{"a":[1,-2,0,-0,true,false,null,"s",[],{}],"b":{"c":{"d":[[1],[2,3]]}}}}}"#,
+            " \t\r\n[ 1 , { \"k\" : \"v\" } , [ ] ]\n",
+            "[]",
+            "{}",
+            "\"top\"",
+            "12345678901234567",
+            "-12345678901234567",
+            "true",
+            r#"{"ünïcödé ✓":"日本語 🎉","":""}"#,
+            "[\"exactly8\",\"exactly 9\",\"seven77\",\"a\u{7f}b\"]",
+        ] {
+            assert_eq!(fast(body), Some(simd(body)), "{body}");
+        }
+    }
+
+    #[test]
+    fn everything_else_goes_to_simd_json() {
+        for body in [
+            r#"{"a":1.5}"#,
+            r#"{"a":1e3}"#,
+            r#"{"a":123456789012345678}"#,
+            r#"{"a":"esc\"aped"}"#,
+            "{\"a\":\"tab\tinside\"}",
+            r#"{"a":01}"#,
+            r#"{"a":-}"#,
+            r#"{"a":tru}"#,
+            r#"{"a":truex}"#,
+            r#"{"a":1,}"#,
+            r#"{"a" 1}"#,
+            r#"{1:1}"#,
+            r#"[1 2]"#,
+            r#"[1,]"#,
+            r#"{"a":1}}"#,
+            r#"{"a":1} x"#,
+            r#"{"a":[1}"#,
+            r#"{"a":"unterminated}"#,
+            "",
+            "   ",
+        ] {
+            assert_eq!(fast(body), None, "{body}");
+        }
+    }
+
+    #[test]
+    fn nesting_beyond_either_limit_goes_to_simd_json() {
+        let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert!(fast(&nested(FAST_DEPTH)).is_some());
+        assert!(fast(&nested(FAST_DEPTH + 1)).is_none());
+        let (four, five) = (nested(4), nested(5));
+        assert!(fill(&four, &mut Vec::new(), 4));
+        assert!(!fill(&five, &mut Vec::new(), 4));
+    }
+
+    #[test]
+    fn a_quote_is_found_at_every_offset_of_a_word() {
+        for length in 0..40 {
+            let body = format!("[\"{}\",\"{}\\n\"]", "x".repeat(length), "y".repeat(length));
+            assert_eq!(fast(&body), None, "escape after {length} bytes");
+            let body = format!("[\"{}\"]", "x".repeat(length));
+            assert_eq!(fast(&body), Some(simd(&body)), "{length} bytes");
+        }
+    }
+}
