@@ -56,6 +56,19 @@ impl KeyTable {
         None
     }
 
+    /// Whether any of the objects whose headers are at `objects` has a
+    /// duplicate key: what [`KeyTable::check`] finds in a tape without
+    /// floats, when `objects` lists every object with two members or more.
+    pub(super) fn any_duplicate_in(&mut self, tape: &[Node<'_>], objects: &[u32]) -> bool {
+        objects.iter().any(|&at| {
+            let at = at as usize;
+            match tape[at] {
+                Node::Object { len, .. } => self.has_duplicate(tape, at, len),
+                _ => unreachable!("the fast path lists object headers"),
+            }
+        })
+    }
+
     fn has_duplicate(&mut self, tape: &[Node<'_>], at: usize, len: usize) -> bool {
         let keys = Keys {
             tape,

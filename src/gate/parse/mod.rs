@@ -149,6 +149,8 @@ impl Source {
 pub struct Parser {
     /// The tape the fast path builds (its strings borrow `source.body`).
     fast_tape: TapeStore,
+    /// The fast path's objects with two members or more.
+    fast_objects: Vec<u32>,
     simd_json: SimdJson,
     keys: KeyTable,
     source: Source,
@@ -165,6 +167,7 @@ impl Parser {
         let depth = ParseLimits::DEFAULT_MAX_DEPTH;
         Parser {
             fast_tape: TapeStore::new(),
+            fast_objects: Vec::new(),
             simd_json: SimdJson {
                 scratch: Vec::new(),
                 buffers: Buffers::with_max_depth(0, depth),
@@ -194,22 +197,42 @@ impl Parser {
         self.source.tape_len = 0;
 
         let fast_tape = self.fast_tape.fill();
-        let fast = std::str::from_utf8(&self.source.body)
-            .is_ok_and(|text| fast::fill(text, &mut fast_tape.0, limits.max_depth));
+        // simdutf8 (already simd-json's): 32 bytes a step where `std` takes 16.
+        let fast = simdutf8::basic::from_utf8(&self.source.body).is_ok_and(|text| {
+            fast::fill(
+                text,
+                &mut fast_tape.0,
+                &mut self.fast_objects,
+                limits.max_depth,
+            )
+        });
         let nodes: &'p [Node<'p>] = if fast {
             #[cfg(debug_assertions)]
             debug_check_fast_tape(body, &fast_tape.0);
+            // No floats on this path, so only the listed objects can hold
+            // a defect.
+            let duplicate = self.keys.any_duplicate_in(&fast_tape.0, &self.fast_objects);
+            #[cfg(debug_assertions)]
+            assert_eq!(
+                duplicate,
+                KeyTable::new().check(&fast_tape.0) == Some(Defect::DuplicateKey),
+                "the listed objects and the whole tape disagree on duplicate keys"
+            );
+            if duplicate {
+                return Err(ParseError::DuplicateKey);
+            }
             &fast_tape.0
         } else {
-            self.simd_json.tape(body, limits)?
+            let nodes = self.simd_json.tape(body, limits)?;
+            match self.keys.check(nodes) {
+                Some(Defect::DuplicateKey) => return Err(ParseError::DuplicateKey),
+                Some(Defect::NonFinite) => return Err(ParseError::Malformed),
+                None => {}
+            }
+            nodes
         };
         if nodes.is_empty() {
             return Err(ParseError::Malformed);
-        }
-        match self.keys.check(nodes) {
-            Some(Defect::DuplicateKey) => return Err(ParseError::DuplicateKey),
-            Some(Defect::NonFinite) => return Err(ParseError::Malformed),
-            None => {}
         }
         self.source.tape_address = nodes.as_ptr() as usize;
         self.source.tape_len = nodes.len();
