@@ -2,9 +2,9 @@
 //! tape simd-json builds, for the bodies clients actually send.
 //!
 //! It only ever accepts. It takes documents whose strings have no escapes,
-//! whose numbers are integers of at most 17 digits, and whose nesting stays
-//! within [`FAST_DEPTH`] and the configured limit; on anything else (a float,
-//! an escape, a long integer, and every error of any kind) it gives up, and
+//! whose integers have at most 17 digits, and whose nesting stays within
+//! [`FAST_DEPTH`] and the configured limit; on anything else (an escape, a
+//! long integer, and every error of any kind) it gives up, and
 //! simd-json parses the body from the start. Every refusal, and every rare
 //! form, therefore keeps simd-json's answer; the fast path only has to build
 //! simd-json's tape exactly for what it takes, and debug builds check that it
@@ -148,7 +148,7 @@ pub(super) fn fill<'a>(
                 at += 4;
             }
             Some(b'-' | b'0'..=b'9') => {
-                let Some((number, next)) = integer_at(bytes, at) else {
+                let Some((number, next)) = number_at(text, at) else {
                     return false;
                 };
                 tape.push(Node::Static(number));
@@ -252,12 +252,16 @@ fn string_at(text: &str, at: usize) -> Option<(&str, usize)> {
     Some((scan::between_quotes(text, start, end), end + 1))
 }
 
-/// An integer at `at` as simd-json holds it (`U64` when not negative, `I64`
-/// when negative, `-0` included), and the position after it; `None` for a
-/// fraction, an exponent, [`MAX_DIGITS`] digits or more, or no digits.
-/// A leading zero followed by more digits is left to the caller, which
-/// finds a digit where a delimiter must be.
-fn integer_at(bytes: &[u8], at: usize) -> Option<(StaticNode, usize)> {
+/// A number at `at` as simd-json holds it, and the position after it:
+/// an integer as `U64` when not negative and `I64` when negative (`-0`
+/// included); one with a fraction or an exponent as `F64`, correctly
+/// rounded as simd-json's does (`str::parse`). `None` for an integer part of
+/// [`MAX_DIGITS`] digits or more, a float beyond `f64`'s range, or no
+/// digits where the grammar needs one. A leading zero followed by more
+/// digits is left to the caller, which finds a digit where a delimiter must
+/// be.
+fn number_at(text: &str, at: usize) -> Option<(StaticNode, usize)> {
+    let bytes = text.as_bytes();
     let negative = bytes[at] == b'-';
     let digits_start = at + usize::from(negative);
     let mut end = digits_start;
@@ -273,8 +277,27 @@ fn integer_at(bytes: &[u8], at: usize) -> Option<(StaticNode, usize)> {
             }
         }
     }
-    if end == digits_start || matches!(bytes.get(end), Some(b'.' | b'e' | b'E')) {
+    if end == digits_start {
         return None;
+    }
+    let mut float = false;
+    if bytes.get(end) == Some(&b'.') {
+        float = true;
+        end = digits_after(bytes, end + 1)?;
+    }
+    if let Some(b'e' | b'E') = bytes.get(end) {
+        float = true;
+        end += 1;
+        if let Some(b'+' | b'-') = bytes.get(end) {
+            end += 1;
+        }
+        end = digits_after(bytes, end)?;
+    }
+    if float {
+        // Only JSON's number grammar reaches here, which `f64`'s parser
+        // takes whole (it takes more, such as `inf`, that cannot occur).
+        let value: f64 = text.get(at..end)?.parse().ok()?;
+        return value.is_finite().then_some((StaticNode::F64(value), end));
     }
     let node = if negative {
         // At most 17 digits: the negation fits.
@@ -283,6 +306,16 @@ fn integer_at(bytes: &[u8], at: usize) -> Option<(StaticNode, usize)> {
         StaticNode::U64(value)
     };
     Some((node, end))
+}
+
+/// The position after the digits that start at `from`; `None` for none.
+fn digits_after(bytes: &[u8], from: usize) -> Option<usize> {
+    let count = bytes
+        .get(from..)?
+        .iter()
+        .take_while(|byte| byte.is_ascii_digit())
+        .count();
+    (count > 0).then_some(from + count)
 }
 
 #[inline(always)]
@@ -332,6 +365,8 @@ mod tests {
             "12345678901234567",
             "-12345678901234567",
             "true",
+            r#"[1.5,-0.0,0.1,1e3,1E-3,-2.5e+10,123456789.123456789e-5,0e0,1.7976931348623157e308,5e-324,2e-400]"#,
+            r#"{"price":10.5,"lat":-33.8688,"lon":151.2093}"#,
             r#"{"ünïcödé ✓":"日本語 🎉","":""}"#,
             "[\"exactly8\",\"exactly 9\",\"seven77\",\"a\u{7f}b\"]",
         ] {
@@ -342,9 +377,16 @@ mod tests {
     #[test]
     fn everything_else_goes_to_simd_json() {
         for body in [
-            r#"{"a":1.5}"#,
-            r#"{"a":1e3}"#,
             r#"{"a":123456789012345678}"#,
+            r#"{"a":123456789012345678.5}"#,
+            r#"{"a":1e400}"#,
+            r#"{"a":1.}"#,
+            r#"{"a":.5}"#,
+            r#"{"a":1e}"#,
+            r#"{"a":1e+}"#,
+            r#"{"a":-.5}"#,
+            r#"{"a":+1}"#,
+            r#"{"a":1.5.5}"#,
             r#"{"a":"esc\"aped"}"#,
             "{\"a\":\"tab\tinside\"}",
             r#"{"a":01}"#,
@@ -395,6 +437,25 @@ mod tests {
         let crowded = format!("{{{}}}", many.join(","));
         assert!(fill(&crowded, &mut tape, &mut objects, 64));
         assert_eq!(objects, [0], "65 keys cannot have 64 different bits");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn numbers_read_as_simd_json_reads_them(
+            int in "-?(0|[1-9][0-9]{0,20})",
+            fraction in proptest::option::of("[0-9]{1,25}"),
+            exponent in proptest::option::of("[eE][+-]?[0-9]{1,4}"),
+        ) {
+            let number = format!(
+                "{int}{}{}",
+                fraction.map(|digits| format!(".{digits}")).unwrap_or_default(),
+                exponent.unwrap_or_default()
+            );
+            let body = format!("[{number}]");
+            if let Some(tape) = fast(&body) {
+                proptest::prop_assert_eq!(tape, simd(&body), "{}", number);
+            }
+        }
     }
 
     #[test]
