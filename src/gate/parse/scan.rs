@@ -7,18 +7,22 @@
 /// Position of the first `"`, `\` or control character (below 0x20) at or
 /// after `from`, if there is one.
 #[inline(always)]
-pub(super) fn string_stop(bytes: &[u8], mut from: usize) -> Option<usize> {
+pub(super) fn string_stop(bytes: &[u8], from: usize) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    while let Some(chunk) = bytes.get(from..from + 16) {
-        let found = stops_in_16(chunk.try_into().ok()?);
-        if found != 0 {
-            let stop = from + found.trailing_zeros() as usize;
-            debug_assert!(is_stop(bytes[stop]));
-            debug_assert!(!bytes[from..stop].iter().any(|&byte| is_stop(byte)));
-            return Some(stop);
+    let from = {
+        let mut from = from;
+        while let Some(chunk) = bytes.get(from..from + 16) {
+            let found = stops_in_16(chunk.try_into().ok()?);
+            if found != 0 {
+                let stop = from + found.trailing_zeros() as usize;
+                debug_assert!(is_stop(bytes[stop]));
+                debug_assert!(!bytes[from..stop].iter().any(|&byte| is_stop(byte)));
+                return Some(stop);
+            }
+            from += 16;
         }
-        from += 16;
-    }
+        from
+    };
     let rest = bytes.get(from..)?;
     rest.iter()
         .position(|&byte| is_stop(byte))
