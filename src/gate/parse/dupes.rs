@@ -57,8 +57,9 @@ impl KeyTable {
     }
 
     /// Whether any of the objects whose headers are at `objects` has a
-    /// duplicate key: what [`KeyTable::check`] finds in a tape without
-    /// floats, when `objects` lists every object with two members or more.
+    /// duplicate key: what [`KeyTable::check`] finds in a tape without a
+    /// non-finite float, when `objects` lists every object that may repeat
+    /// a key.
     pub(super) fn any_duplicate_in(&mut self, tape: &[Node<'_>], objects: &[u32]) -> bool {
         objects.iter().any(|&at| {
             let at = at as usize;

@@ -2,10 +2,15 @@
 //! every later stage reads and what the schemas validate (through
 //! [`TapeJson`], a `jsonschema` backend).
 //!
+//! Two builders make that tape: the fast path (`fast`), which takes the
+//! bodies clients usually send in one pass and only ever accepts, and
+//! simd-json, which parses every other body and answers every refusal.
+//!
 //! Why the body is copied: simd-json parses in place (it unescapes strings
 //! inside its input), but the gateway forwards the original bytes untouched.
 //! So the body is copied into the worker's scratch buffer, padded, and parsed
-//! there; the caller's bytes are never written. The scratch buffer, simd-json's
+//! there; the caller's bytes are never written. (The fast path reads the copy
+//! kept for error instances, and writes nothing.) The scratch buffer, simd-json's
 //! buffers and the tape are kept in the [`Parser`] and reused, so a parse in
 //! steady state allocates nothing.
 //!
@@ -149,7 +154,7 @@ impl Source {
 pub struct Parser {
     /// The tape the fast path builds (its strings borrow `source.body`).
     fast_tape: TapeStore,
-    /// The fast path's objects with two members or more.
+    /// The objects of the fast tape that may repeat a key.
     fast_objects: Vec<u32>,
     simd_json: SimdJson,
     keys: KeyTable,
@@ -209,8 +214,8 @@ impl Parser {
         let nodes: &'p [Node<'p>] = if fast {
             #[cfg(debug_assertions)]
             debug_check_fast_tape(body, &fast_tape.0);
-            // No floats on this path, so only the listed objects can hold
-            // a defect.
+            // The fast path declines numbers beyond `f64` and lists every
+            // object that may repeat a key: only those can hold a defect.
             let duplicate = self.keys.any_duplicate_in(&fast_tape.0, &self.fast_objects);
             #[cfg(debug_assertions)]
             assert_eq!(
