@@ -71,6 +71,43 @@ pub(super) fn fill<'a>(
     let mut depth = 0;
     let mut at = skip_whitespace(bytes, 0);
 
+    // Opens an object or an array: one expansion each, so that neither
+    // pays a branch on which it is (measured: 2% more instructions per
+    // check with one arm for both).
+    macro_rules! open {
+        ($object:expr, $header:expr, $close:expr) => {{
+            if depth == depth_limit {
+                return false;
+            }
+            stack[depth] = Frame {
+                header: tape.len(),
+                len: 0,
+                key_bits: 0,
+                suspect: false,
+                object: $object,
+            };
+            depth += 1;
+            tape.push($header);
+            at = skip_whitespace(bytes, at + 1);
+            if bytes.get(at) == Some(&$close) {
+                // Empty: its header is already right.
+                depth -= 1;
+                at += 1;
+            } else {
+                let frame = &mut stack[depth - 1];
+                frame.len = 1;
+                if $object {
+                    let Some((next, bits)) = key_at(text, at, tape) else {
+                        return false;
+                    };
+                    frame.key_bits = bits;
+                    at = next;
+                }
+                continue;
+            }
+        }};
+    }
+
     // Each turn reads one value at `at`, then what follows it up to the
     // start of the next value (or the end of the document).
     loop {
@@ -82,60 +119,8 @@ pub(super) fn fill<'a>(
                 tape.push(Node::String(string));
                 at = next;
             }
-            Some(b'{') => {
-                if depth == depth_limit {
-                    return false;
-                }
-                stack[depth] = Frame {
-                    header: tape.len(),
-                    len: 0,
-                    key_bits: 0,
-                    suspect: false,
-                    object: true,
-                };
-                depth += 1;
-                tape.push(Node::Object { len: 0, count: 0 });
-                at = skip_whitespace(bytes, at + 1);
-                if bytes.get(at) == Some(&b'}') {
-                    // Empty: its header is already right.
-                    depth -= 1;
-                    at += 1;
-                } else {
-                    let frame = &mut stack[depth - 1];
-                    frame.len = 1;
-                    match key_at(text, at, tape) {
-                        Some((next, bits)) => {
-                            frame.key_bits = bits;
-                            at = next;
-                            continue;
-                        }
-                        None => return false,
-                    }
-                }
-            }
-            Some(b'[') => {
-                if depth == depth_limit {
-                    return false;
-                }
-                stack[depth] = Frame {
-                    header: tape.len(),
-                    len: 0,
-                    key_bits: 0,
-                    suspect: false,
-                    object: false,
-                };
-                depth += 1;
-                tape.push(Node::Array { len: 0, count: 0 });
-                at = skip_whitespace(bytes, at + 1);
-                if bytes.get(at) == Some(&b']') {
-                    // Empty: its header is already right.
-                    depth -= 1;
-                    at += 1;
-                } else {
-                    stack[depth - 1].len = 1;
-                    continue;
-                }
-            }
+            Some(b'{') => open!(true, Node::Object { len: 0, count: 0 }, b'}'),
+            Some(b'[') => open!(false, Node::Array { len: 0, count: 0 }, b']'),
             Some(b't') if bytes[at..].starts_with(b"true") => {
                 tape.push(Node::Static(StaticNode::Bool(true)));
                 at += 4;
