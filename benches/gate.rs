@@ -1,7 +1,10 @@
 //! Benches named `gate/<case>/<op>`: `check` is the whole gate (copy,
 //! tape, duplicate keys, classify, lane, header binding, dispatch,
 //! schema); `serde_jsonschema` is the baseline a user would write —
-//! `serde_json::from_slice` plus `jsonschema` with the same root.
+//! `serde_json::from_slice` plus `jsonschema` with the same root, compiled
+//! as written; `serde_jsonschema_inlined` is that baseline given the root
+//! as the gate compiles it (`$ref`s inlined), to show what that step is
+//! worth on either side.
 //! `gate/tools-call/<tool>/<op>` adds the value gate: the tool's closed
 //! input root from the project's test catalog, beside the baseline that
 //! validates the message and then its arguments with the same two roots.
@@ -13,7 +16,9 @@ use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, 
 use mcpgate::catalog::{Catalog, CatalogOptions};
 use mcpgate::gate::parse::{ParseLimits, Parser, TapeJson};
 use mcpgate::gate::{Gate, GateConfig, Scratch, Verdict};
-use mcpgate::protocol::{RootKind, SchemaDocument, compile_root, compile_root_for};
+use mcpgate::protocol::{
+    RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_root_for,
+};
 use serde_json::json;
 
 #[global_allocator]
@@ -23,7 +28,9 @@ fn valid_calls(c: &mut Criterion) {
     let gate = Gate::new(GateConfig::default()).unwrap();
     let mut scratch = Scratch::default();
     let document = SchemaDocument::Mcp2026_07_28.parse();
-    let baseline = compile_root(&document, &RootKind::Request("tools/call").key()).unwrap();
+    let key = RootKind::Request("tools/call").key();
+    let baseline = compile_root_as_written(&document, &key).unwrap();
+    let baseline_inlined = compile_root(&document, &key).unwrap();
     for (case, size) in [("tools_call_516b", 516), ("tools_call_20kb", 20 * 1024)] {
         let (headers, body) = bodies::tools_call_body(size);
         assert!(matches!(
@@ -62,6 +69,12 @@ fn valid_calls(c: &mut Criterion) {
             b.iter(|| {
                 let value: serde_json::Value = serde_json::from_slice(black_box(&body)).unwrap();
                 baseline.is_valid(&value)
+            })
+        });
+        group.bench_function("serde_jsonschema_inlined", |b| {
+            b.iter(|| {
+                let value: serde_json::Value = serde_json::from_slice(black_box(&body)).unwrap();
+                baseline_inlined.is_valid(&value)
             })
         });
         group.finish();
@@ -133,7 +146,8 @@ fn tools_call_values(c: &mut Criterion) {
     gate.set_catalog(catalog);
     let mut scratch = Scratch::default();
     let document = SchemaDocument::Mcp2026_07_28.parse();
-    let message_root = compile_root(&document, &RootKind::Request("tools/call").key()).unwrap();
+    let message_root =
+        compile_root_as_written(&document, &RootKind::Request("tools/call").key()).unwrap();
     let arguments_root = jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)

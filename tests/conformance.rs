@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 mod support;
 
-use mcpgate::protocol::{RootKind, SchemaDocument, compile_root, parse_root_key, root_keys};
+use mcpgate::protocol::{
+    RootKind, SchemaDocument, compile_root, compile_root_as_written, parse_root_key, root_keys,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use support::{read_json, shared_dir};
@@ -436,6 +438,8 @@ struct Tally {
     seeds: usize,
     unlisted: Vec<String>,
     listed_seen: BTreeSet<String>,
+    /// Cases where inlining the root's `$ref`s changed our verdict.
+    inlining_changed: Vec<String>,
 }
 
 fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Difference]) -> Tally {
@@ -454,9 +458,11 @@ fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Diffe
     let mut validators = BTreeMap::new();
     for (key, official_name) in &official_roots {
         assert!(parse_root_key(key).is_some());
+        // Ours as the gate compiles it ($refs inlined), and as written.
         let our_root = compile_root(ours, key).unwrap();
-        let official_root = compile_root(&official, official_name).unwrap();
-        validators.insert(key.clone(), (our_root, official_root));
+        let our_root_as_written = compile_root_as_written(ours, key).unwrap();
+        let official_root = compile_root_as_written(&official, official_name).unwrap();
+        validators.insert(key.clone(), (our_root, our_root_as_written, official_root));
     }
 
     let mut seeds = official_example_seeds(&spec.join("examples"), &official_roots);
@@ -479,13 +485,14 @@ fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Diffe
         seeds: 0,
         unlisted: Vec::new(),
         listed_seen: BTreeSet::new(),
+        inlining_changed: Vec::new(),
     };
     let mut roots_seeded = BTreeSet::new();
     for seed in &seeds {
         let Some(key) = root_of(&seed.message) else {
             continue;
         };
-        let Some((our_root, official_root)) = validators.get(&key) else {
+        let Some((our_root, our_root_as_written, official_root)) = validators.get(&key) else {
             // A capture of a method this revision's client never sends.
             assert!(
                 seed.name.starts_with("capture "),
@@ -500,6 +507,11 @@ fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Diffe
         for (mutation, message) in unmutated.chain(mutations(&seed.message)) {
             tally.cases += 1;
             let ours = our_root.is_valid(&message);
+            if ours != our_root_as_written.is_valid(&message) {
+                tally
+                    .inlining_changed
+                    .push(format!("{key} | {} | {mutation}", seed.name));
+            }
             let theirs = official_root.is_valid(&message);
             if ours == theirs {
                 tally.agreed += 1;
@@ -557,6 +569,12 @@ fn priv_roots_give_the_official_verdicts_on_examples_and_mutations() {
                 .into_iter()
                 .map(|d| format!("{revision}: {d}")),
         );
+        failures.extend(
+            tally
+                .inlining_changed
+                .into_iter()
+                .map(|d| format!("{revision}: inlining the $refs changed the verdict: {d}")),
+        );
     }
     if !failures.is_empty() {
         let shown: Vec<&String> = failures.iter().take(40).collect();
@@ -605,7 +623,7 @@ fn every_own_seed_is_valid_under_the_official_schema() {
         let roots = official_roots(&official);
         for seed in own_seeds(revision) {
             let key = root_of(&seed.message).unwrap();
-            let root = compile_root(&official, &roots[&key]).unwrap();
+            let root = compile_root_as_written(&official, &roots[&key]).unwrap();
             assert!(
                 root.is_valid(&seed.message),
                 "{}: not valid under {}",
