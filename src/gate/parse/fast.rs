@@ -140,20 +140,25 @@ pub(super) fn fill<'a>(
                 tape.push(Node::Static(number));
                 at = next;
             }
+            Some(&byte) if is_whitespace(byte) => {
+                at = skip_whitespace(bytes, at);
+                continue;
+            }
             _ => return false,
         }
 
         // After a value: close what ends here, then find the next value.
+        // Whitespace is one more arm of each match rather than a check
+        // before it: compact JSON, what clients send, then pays nothing.
         loop {
-            at = skip_whitespace(bytes, at);
             if depth == 0 {
-                return at == bytes.len();
+                return skip_whitespace(bytes, at) == bytes.len();
             }
             let frame = &mut stack[depth - 1];
             match bytes.get(at) {
                 Some(b',') => {
                     frame.len += 1;
-                    at = skip_whitespace(bytes, at + 1);
+                    at += 1;
                     if frame.object {
                         match key_at(text, at, tape) {
                             Some((next, bits)) => {
@@ -186,6 +191,10 @@ pub(super) fn fill<'a>(
                         count,
                     };
                 }
+                Some(&byte) if is_whitespace(byte) => {
+                    at = skip_whitespace(bytes, at);
+                    continue;
+                }
                 _ => return false,
             }
             depth -= 1;
@@ -199,16 +208,25 @@ pub(super) fn fill<'a>(
 #[inline(always)]
 fn key_at<'a>(text: &'a str, at: usize, tape: &mut Vec<Node<'a>>) -> Option<(usize, u64)> {
     let bytes = text.as_bytes();
-    if bytes.get(at) != Some(&b'"') {
-        return None;
-    }
+    let at = expect(bytes, at, b'"')?;
     let (key, next) = string_at(text, at)?;
     tape.push(Node::String(key));
-    let colon = skip_whitespace(bytes, next);
-    if bytes.get(colon) != Some(&b':') {
-        return None;
+    let colon = expect(bytes, next, b':')?;
+    Some((colon + 1, key_bits(key)))
+}
+
+/// The position of `byte` at `at` or after whitespace there; `None` if
+/// something else comes first.
+#[inline(always)]
+fn expect(bytes: &[u8], at: usize, byte: u8) -> Option<usize> {
+    match bytes.get(at) {
+        Some(&found) if found == byte => Some(at),
+        Some(&found) if is_whitespace(found) => {
+            let at = skip_whitespace(bytes, at);
+            (bytes.get(at) == Some(&byte)).then_some(at)
+        }
+        _ => None,
     }
-    Some((skip_whitespace(bytes, colon + 1), key_bits(key)))
 }
 
 /// Two bits of 64 for a key, from its length and its first and last bytes.
@@ -308,10 +326,15 @@ fn digits_after(bytes: &[u8], from: usize) -> Option<usize> {
 }
 
 #[inline(always)]
+fn is_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+#[inline(always)]
 fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
     // Compact JSON, what clients send, has none: one comparison.
     while let Some(&byte) = bytes.get(at) {
-        if byte > b' ' || !matches!(byte, b' ' | b'\n' | b'\r' | b'\t') {
+        if byte > b' ' || !is_whitespace(byte) {
             break;
         }
         at += 1;
@@ -348,6 +371,8 @@ mod tests {
         for body in [
             r#"{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"x","arguments":{"a":[1,-2,0,-0,true,false,null,"s",[],{}],"b":{"c":{"d":[[1],[2,3]]}}}}}"#,
             " \t\r\n[ 1 , { \"k\" : \"v\" } , [ ] ]\n",
+            "{ \"a\" :1 ,\"b\":[ 1 ,2\t] ,\n\"c\" : { } ,\"d\"\r:\"x\" }",
+            "{\"a\":{\"b\":1}\n}\t",
             "[]",
             "{}",
             "\"top\"",
@@ -383,6 +408,11 @@ mod tests {
             r#"{"a":tru}"#,
             r#"{"a":truex}"#,
             r#"{"a":1,}"#,
+            "{ \"a\":1 , }",
+            "[1 , ]",
+            "{\"a\" , 1}",
+            "{ , }",
+            "[ 1 ] x",
             r#"{"a" 1}"#,
             r#"{1:1}"#,
             r#"[1 2]"#,
