@@ -2,7 +2,6 @@
 //! protocol fields a 2026-07-28 request carries in `params._meta`.
 
 use super::classify::{Classified, Kind};
-use super::headers::{RequestHeaders, names};
 use super::parse::{NodeKind, TapeNode};
 use crate::protocol::{Lane, Revision};
 
@@ -36,12 +35,13 @@ pub struct ProtocolFieldProblem {
     pub missing: Option<&'static str>,
 }
 
-/// The revision named by the header (absent: 2025-03-26), if served.
+/// The revision named by `header`, the value of `MCP-Protocol-Version`
+/// (absent: 2025-03-26), if served.
 pub fn select<'h>(
-    headers: &'h (impl RequestHeaders + ?Sized),
+    header: Option<&'h [u8]>,
     served: &[Revision],
 ) -> Result<Revision, LaneRefusal<'h>> {
-    let Some(value) = headers.header(names::PROTOCOL_VERSION) else {
+    let Some(value) = header else {
         return if served.contains(&Revision::DEFAULT_WITHOUT_HEADER) {
             Ok(Revision::DEFAULT_WITHOUT_HEADER)
         } else {
@@ -50,10 +50,13 @@ pub fn select<'h>(
             })
         };
     };
-    std::str::from_utf8(value)
-        .ok()
-        .and_then(|text| Revision::parse(text.trim()))
-        .filter(|revision| served.contains(revision))
+    // Byte comparison: every revision name is ASCII, so a value that is
+    // not UTF-8 simply matches none.
+    let name = value.trim_ascii();
+    served
+        .iter()
+        .copied()
+        .find(|revision| revision.as_str().as_bytes() == name)
         .ok_or(LaneRefusal::Unsupported { requested: value })
 }
 
@@ -143,5 +146,54 @@ pub fn kind_name(kind: NodeKind) -> &'static str {
         NodeKind::String => "string",
         NodeKind::Array => "array",
         NodeKind::Object => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SERVED: [Revision; 2] = [Revision::V2026_07_28, Revision::V2025_11_25];
+
+    #[test]
+    fn the_header_names_a_served_revision_around_spaces_and_tabs() {
+        assert_eq!(
+            select(Some(b"2026-07-28"), &SERVED),
+            Ok(Revision::V2026_07_28)
+        );
+        assert_eq!(
+            select(Some(b" 2025-11-25\t"), &SERVED),
+            Ok(Revision::V2025_11_25)
+        );
+    }
+
+    #[test]
+    fn an_unserved_unknown_or_non_utf8_version_is_refused_as_sent() {
+        for value in [
+            &b"2025-06-18"[..],
+            b"2099-01-01",
+            b"2026-07-28x",
+            b"\xFF2026-07-28",
+            b"",
+        ] {
+            assert_eq!(
+                select(Some(value), &SERVED),
+                Err(LaneRefusal::Unsupported { requested: value })
+            );
+        }
+    }
+
+    #[test]
+    fn without_the_header_the_oldest_revision_is_assumed_only_when_served() {
+        assert_eq!(
+            select(None, &[Revision::V2025_03_26]),
+            Ok(Revision::V2025_03_26)
+        );
+        assert_eq!(
+            select(None, &SERVED),
+            Err(LaneRefusal::Unsupported {
+                requested: b"2025-03-26"
+            })
+        );
     }
 }

@@ -327,7 +327,7 @@ impl Gate {
         message: &Classified<'a>,
     ) -> Result<Revision, Rejection> {
         let header = headers.header(headers::names::PROTOCOL_VERSION);
-        let refusal = match lane::select(headers, &self.config.revisions) {
+        let refusal = match lane::select(header, &self.config.revisions) {
             Ok(revision) => {
                 if revision.lane() == Lane::Modern
                     && matches!(message.kind, Kind::Result | Kind::Error)
