@@ -219,14 +219,19 @@ fn key_at<'a>(text: &'a str, at: usize, tape: &mut Vec<Node<'a>>) -> Option<(usi
 /// something else comes first.
 #[inline(always)]
 fn expect(bytes: &[u8], at: usize, byte: u8) -> Option<usize> {
-    match bytes.get(at) {
-        Some(&found) if found == byte => Some(at),
-        Some(&found) if is_whitespace(found) => {
-            let at = skip_whitespace(bytes, at);
-            (bytes.get(at) == Some(&byte)).then_some(at)
-        }
-        _ => None,
+    if bytes.get(at) == Some(&byte) {
+        return Some(at);
     }
+    expect_after_whitespace(bytes, at, byte)
+}
+
+/// [`expect`] when `byte` is not right there: out of line, so that the
+/// compact case stays one comparison. (Measured: inline, or `#[cold]`, the
+/// hot loop took 2% more instructions.)
+#[inline(never)]
+fn expect_after_whitespace(bytes: &[u8], at: usize, byte: u8) -> Option<usize> {
+    let at = skip_whitespace(bytes, at);
+    (bytes.get(at) == Some(&byte)).then_some(at)
 }
 
 /// Two bits of 64 for a key, from its length and its first and last bytes.
