@@ -1,23 +1,71 @@
 //! The fast path's two unchecked steps, kept here to be audited together:
 //! finding where a string stops, sixteen bytes at a time (SSE2, which every
-//! x86-64 processor has), and slicing the text between two quotes.
+//! x86-64 processor has), and taking the bytes of an ASCII string as text
+//! without checking them again.
 //!
 //! The scan is checked in debug builds against its plain definition; the
-//! slice checks its preconditions always.
+//! text is taken only from bytes this module's own scan found ASCII.
+
+/// The string whose opening quote is at `at`, when it has no escape and no
+/// control character and its text is UTF-8: the text between the quotes
+/// and the position after the closing one. `None` otherwise (and when it
+/// has no end).
+///
+/// This is where the fast path checks UTF-8: the rest of a body it takes
+/// is structural ASCII, so a body whose strings pass is valid UTF-8 whole.
+/// An ASCII string (the common case) is checked by the same sixteen-byte
+/// scan that finds its end; one with other bytes is checked with
+/// `str::from_utf8`.
+#[inline(always)]
+pub(super) fn string_at(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
+    let start = at + 1;
+    let stop = first_stop::<true>(bytes, start)?;
+    match bytes[stop] {
+        b'"' => {
+            let ascii = &bytes[start..stop];
+            debug_assert!(ascii.is_ascii());
+            // SAFETY: `first_stop::<true>` stops at the first byte of 0x80
+            // or above, so every byte before `stop` is ASCII, and ASCII is
+            // UTF-8.
+            let text = unsafe { std::str::from_utf8_unchecked(ascii) };
+            Some((text, stop + 1))
+        }
+        0x80.. => non_ascii_string(bytes, start, stop),
+        _ => None,
+    }
+}
+
+/// The rest of [`string_at`] for a string with a byte of 0x80 or above at
+/// `from` (kept out of line: the scan's loop stays small where it runs for
+/// every string).
+#[inline(never)]
+fn non_ascii_string(bytes: &[u8], start: usize, from: usize) -> Option<(&str, usize)> {
+    let end = first_stop::<false>(bytes, from)?;
+    if bytes[end] != b'"' {
+        return None;
+    }
+    let text = std::str::from_utf8(&bytes[start..end]).ok()?;
+    Some((text, end + 1))
+}
 
 /// Position of the first `"`, `\` or control character (below 0x20) at or
-/// after `from`, if there is one.
+/// after `from`, or with `NON_ASCII` also of the first byte of 0x80 or
+/// above; `None` if there is none.
 #[inline(always)]
-pub(super) fn string_stop(bytes: &[u8], from: usize) -> Option<usize> {
+fn first_stop<const NON_ASCII: bool>(bytes: &[u8], from: usize) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     let from = {
         let mut from = from;
-        while let Some(chunk) = bytes.get(from..from + 16) {
-            let found = stops_in_16(chunk.try_into().ok()?);
+        while let Some(chunk) = bytes.get(from..).and_then(<[u8]>::first_chunk::<16>) {
+            let found = stops_in_16::<NON_ASCII>(chunk);
             if found != 0 {
                 let stop = from + found.trailing_zeros() as usize;
-                debug_assert!(is_stop(bytes[stop]));
-                debug_assert!(!bytes[from..stop].iter().any(|&byte| is_stop(byte)));
+                debug_assert!(is_stop::<NON_ASCII>(bytes[stop]));
+                debug_assert!(
+                    !bytes[from..stop]
+                        .iter()
+                        .any(|&byte| is_stop::<NON_ASCII>(byte))
+                );
                 return Some(stop);
             }
             from += 16;
@@ -26,18 +74,18 @@ pub(super) fn string_stop(bytes: &[u8], from: usize) -> Option<usize> {
     };
     let rest = bytes.get(from..)?;
     rest.iter()
-        .position(|&byte| is_stop(byte))
+        .position(|&byte| is_stop::<NON_ASCII>(byte))
         .map(|offset| from + offset)
 }
 
-fn is_stop(byte: u8) -> bool {
-    byte == b'"' || byte == b'\\' || byte < 0x20
+fn is_stop<const NON_ASCII: bool>(byte: u8) -> bool {
+    byte == b'"' || byte == b'\\' || byte < 0x20 || (NON_ASCII && byte >= 0x80)
 }
 
-/// A bit per byte of `chunk` that stops a string.
+/// A bit per byte of `chunk` that [`is_stop`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn stops_in_16(chunk: &[u8; 16]) -> u32 {
+fn stops_in_16<const NON_ASCII: bool>(chunk: &[u8; 16]) -> u32 {
     use std::arch::x86_64::{
         _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
         _mm_set1_epi8,
@@ -51,24 +99,13 @@ fn stops_in_16(chunk: &[u8; 16]) -> u32 {
         let backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\\' as i8));
         // Unsigned byte <= 0x1F exactly where min(byte, 0x1F) == byte.
         let control = _mm_cmpeq_epi8(_mm_min_epu8(bytes, _mm_set1_epi8(0x1F)), bytes);
-        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+        let mut stops = _mm_or_si128(_mm_or_si128(quote, backslash), control);
+        if NON_ASCII {
+            // The mask takes each byte's top bit: set exactly from 0x80.
+            stops = _mm_or_si128(stops, bytes);
+        }
+        _mm_movemask_epi8(stops) as u32
     }
-}
-
-/// `text[start..end]`, where the bytes at `start - 1` and `end` are quotes
-/// (panics otherwise: the function is safe to call, so it checks what its
-/// `unsafe` relies on; the caller has just read both bytes, so the checks
-/// cost next to nothing).
-#[inline(always)]
-pub(super) fn between_quotes(text: &str, start: usize, end: usize) -> &str {
-    let bytes = text.as_bytes();
-    assert!(start >= 1 && start <= end && end < bytes.len());
-    assert!(bytes[start - 1] == b'"' && bytes[end] == b'"');
-    // SAFETY: in bounds by the first assertion. Both ends are char
-    // boundaries by the second: the byte before `start` and the byte at
-    // `end` are ASCII quotes, and an ASCII byte is never inside a UTF-8
-    // sequence.
-    unsafe { text.get_unchecked(start..end) }
 }
 
 #[cfg(test)]
@@ -77,16 +114,50 @@ mod tests {
 
     #[test]
     fn every_stop_byte_is_found_at_every_offset() {
-        for stop in [b'"', b'\\', 0x00, 0x0A, 0x1F] {
+        for stop in [b'"', b'\\', 0x00, 0x0A, 0x1F, 0x80, 0xC3, 0xFF] {
             for at in 0..48 {
                 let mut bytes = vec![b'x'; 48];
                 bytes[at] = stop;
-                assert_eq!(string_stop(&bytes, 0), Some(at), "{stop:#x} at {at}");
+                assert_eq!(first_stop::<true>(&bytes, 0), Some(at), "{stop:#x} at {at}");
+                let plain_stop = (stop < 0x80).then_some(at);
+                assert_eq!(
+                    first_stop::<false>(&bytes, 0),
+                    plain_stop,
+                    "{stop:#x} at {at}"
+                );
             }
         }
-        let plain: Vec<u8> = (0x20..=0xFF).filter(|&byte| !is_stop(byte)).collect();
-        assert_eq!(string_stop(&plain, 0), None);
-        assert_eq!(string_stop(b"ab\"", 3), None);
-        assert_eq!(string_stop(b"ab\"", 9), None);
+        let plain: Vec<u8> = (0x20..=0xFF)
+            .filter(|&byte| !is_stop::<false>(byte))
+            .collect();
+        assert_eq!(first_stop::<false>(&plain, 0), None);
+        let first_non_ascii = plain.iter().position(|&byte| byte >= 0x80);
+        assert_eq!(first_stop::<true>(&plain, 0), first_non_ascii);
+        assert_eq!(first_stop::<true>(b"ab\"", 3), None);
+        assert_eq!(first_stop::<true>(b"ab\"", 9), None);
+    }
+
+    #[test]
+    fn a_string_is_text_only_when_its_bytes_are_utf8() {
+        for (body, expected) in [
+            (&b"\"plain\" "[..], Some(("plain", 7))),
+            (
+                "\"caf\u{e9} \u{1F600}\"".as_bytes(),
+                Some(("caf\u{e9} \u{1F600}", 12)),
+            ),
+            (b"\"caf\xC3\"", None),
+            (b"\"\xFF\xFE\"", None),
+            (b"\"\xC3\xA9\\n\"", None),
+            (b"\"no end", None),
+            (b"\"\xC3\xA9 no end", None),
+        ] {
+            assert_eq!(string_at(body, 0), expected, "{body:?}");
+        }
+        // Long strings cross the sixteen-byte steps on either path.
+        let long = format!("\"{}\u{e9}{}\"", "a".repeat(37), "b".repeat(21));
+        assert_eq!(
+            string_at(long.as_bytes(), 0).map(|(text, _)| text.len()),
+            Some(60)
+        );
     }
 }
