@@ -11,6 +11,7 @@ use base64::Engine as _;
 
 use super::classify::{Classified, Kind};
 use super::headers::{RequestHeaders, names};
+use super::parse::TapeNode;
 
 /// A header that does not mirror the body.
 #[derive(Debug, PartialEq, Eq)]
@@ -56,8 +57,11 @@ pub fn name_member(method: &str) -> Option<&'static str> {
     }
 }
 
+/// `named` is the member of `params` that [`name_member`] names for the
+/// message's method, if there is one.
 pub fn check<'a>(
     message: &Classified<'a>,
+    named: Option<TapeNode<'a>>,
     headers: &'a (impl RequestHeaders + ?Sized),
 ) -> Result<(), Mismatch<'a>> {
     let Some(method) = message.method else {
@@ -71,13 +75,9 @@ pub fn check<'a>(
         required,
         false,
     )?;
-    if let Some(member) = name_member(method) {
+    if name_member(method).is_some() {
         // A missing or non-string member is the schema stage's to report.
-        if let Some(value) = message
-            .params
-            .and_then(|p| p.get(member))
-            .and_then(|v| v.as_str())
-        {
+        if let Some(value) = named.and_then(|v| v.as_str()) {
             compare(
                 names::NAME,
                 value,

@@ -75,7 +75,7 @@ pub fn check_protocol_fields<'a>(
         return Ok(());
     };
     let meta = params.get("_meta");
-    let version = meta.and_then(|m| m.get(META_PROTOCOL_VERSION));
+    let (version, capabilities) = protocol_members(meta);
     match revision.lane() {
         Lane::Legacy => {
             // A 2026 client speaking through a 2025 header: the body names
@@ -88,7 +88,7 @@ pub fn check_protocol_fields<'a>(
             Ok(())
         }
         Lane::Modern => {
-            let meta = require(meta, "/params/_meta", NodeKind::Object, "_meta", "/params")?;
+            require(meta, "/params/_meta", NodeKind::Object, "_meta", "/params")?;
             let version = require(
                 version,
                 "/params/_meta/io.modelcontextprotocol~1protocolVersion",
@@ -103,7 +103,7 @@ pub fn check_protocol_fields<'a>(
                 return Err(LaneRefusal::VersionMismatch { body, header });
             }
             require(
-                meta.get(META_CLIENT_CAPABILITIES),
+                capabilities,
                 "/params/_meta/io.modelcontextprotocol~1clientCapabilities",
                 NodeKind::Object,
                 META_CLIENT_CAPABILITIES,
@@ -112,6 +112,20 @@ pub fn check_protocol_fields<'a>(
             Ok(())
         }
     }
+}
+
+/// `_meta`'s protocol version and client capabilities, in one pass over
+/// its members.
+fn protocol_members(meta: Option<TapeNode<'_>>) -> (Option<TapeNode<'_>>, Option<TapeNode<'_>>) {
+    let (mut version, mut capabilities) = (None, None);
+    for (name, value) in meta.iter().flat_map(|meta| meta.members()) {
+        if name == META_PROTOCOL_VERSION {
+            version = Some(value);
+        } else if name == META_CLIENT_CAPABILITIES {
+            capabilities = Some(value);
+        }
+    }
+    (version, capabilities)
 }
 
 fn require<'a>(

@@ -239,13 +239,21 @@ impl Gate {
         let document = self.parse_phase(&mut scratch.parser, body)?;
         let message = self.classify_phase(document.root())?;
         let revision = self.lane_phase(headers, &message)?;
+        // The member `Mcp-Name` mirrors (a `tools/call`'s `params.name`),
+        // looked up once for the binding and value phases.
+        let named = message
+            .method
+            .and_then(binding::name_member)
+            .and_then(|member| message.params?.get(member));
         if revision.lane() == Lane::Modern {
-            self.binding_phase(headers, &message)?;
+            self.binding_phase(headers, &message, named)?;
         }
         let (method, root) = self.dispatch_phase(revision, &message)?;
         self.schema_phase(root, document.root(), &message)?;
         let watch = match (message.kind, method) {
-            (Kind::Request, Some("tools/call")) => self.value_phase(headers, revision, &message)?,
+            (Kind::Request, Some("tools/call")) => {
+                self.value_phase(headers, revision, &message, named)?
+            }
             (Kind::Request, Some("tools/list"))
                 if message.params.and_then(|p| p.get("cursor")).is_none() =>
             {
@@ -443,8 +451,9 @@ impl Gate {
         &self,
         headers: &'a (impl RequestHeaders + ?Sized),
         message: &Classified<'a>,
+        named: Option<TapeNode<'a>>,
     ) -> Result<(), Rejection> {
-        match binding::check(message, headers) {
+        match binding::check(message, named, headers) {
             Ok(()) => Ok(()),
             Err(mismatch) => Err(self.refuse_mismatch(Reason::HeaderMismatch, message, &mismatch)),
         }
@@ -554,13 +563,11 @@ impl Gate {
         headers: &'a (impl RequestHeaders + ?Sized),
         revision: Revision,
         message: &Classified<'a>,
+        named: Option<TapeNode<'a>>,
     ) -> Result<Option<watch::Watch>, Rejection> {
         let catalog = self.catalog.load();
         let params = message.params;
-        let name = params
-            .and_then(|p| p.get("name"))
-            .and_then(|n| n.as_str())
-            .unwrap_or_default();
+        let name = named.and_then(|n| n.as_str()).unwrap_or_default();
         let Some(tool) = catalog.get(name) else {
             return self
                 .unknown_tool_phase(&catalog, name, message)
