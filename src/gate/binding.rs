@@ -110,6 +110,13 @@ pub fn compare<'a>(
             Ok(())
         };
     };
+    // The common case first: the value sent exactly as the body has it.
+    if raw == expected.as_bytes()
+        && !(sentinel && raw.starts_with(SENTINEL_OPEN))
+        && is_field_value(raw)
+    {
+        return Ok(());
+    }
     let decoded = if sentinel {
         decode_sentinel(raw)
     } else {
@@ -135,14 +142,15 @@ pub fn compare<'a>(
     }
 }
 
+const SENTINEL_OPEN: &[u8] = b"=?base64?";
+const SENTINEL_CLOSE: &[u8] = b"?=";
+
 /// A header value in the `=?base64?…?=` sentinel, decoded; any other value
 /// as it is. `None` for a sentinel that is not base64 of UTF-8 text.
 pub fn decode_sentinel(raw: &[u8]) -> Option<Cow<'_, [u8]>> {
-    const OPEN: &[u8] = b"=?base64?";
-    const CLOSE: &[u8] = b"?=";
     let Some(inner) = raw
-        .strip_prefix(OPEN)
-        .and_then(|rest| rest.strip_suffix(CLOSE))
+        .strip_prefix(SENTINEL_OPEN)
+        .and_then(|rest| rest.strip_suffix(SENTINEL_CLOSE))
     else {
         return Some(Cow::Borrowed(raw));
     };
@@ -206,6 +214,28 @@ mod tests {
             assert_eq!(is_field_value(&[b'a', byte, b'z']), expected, "{byte:#x}");
         }
         assert!(is_field_value(b""));
+    }
+
+    #[test]
+    fn a_sentinel_sent_for_a_body_value_shaped_like_one_is_decoded_first() {
+        // The header mirrors `=?base64?SGVsbG8=?=` only if it encodes it;
+        // sent as is, it decodes to `Hello` and differs.
+        let literal = "=?base64?SGVsbG8=?=";
+        let mismatch =
+            compare(names::NAME, literal, Some(literal.as_bytes()), true, true).unwrap_err();
+        assert_eq!(mismatch.cause, MismatchCause::Differs);
+        assert_eq!(mismatch.received.as_deref(), Some(&b"Hello"[..]));
+        // Where no sentinel applies (`Mcp-Method`), equal bytes are equal.
+        assert!(
+            compare(
+                names::METHOD,
+                literal,
+                Some(literal.as_bytes()),
+                true,
+                false
+            )
+            .is_ok()
+        );
     }
 
     #[test]

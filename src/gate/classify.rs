@@ -117,6 +117,14 @@ impl<'p> Classified<'p> {
             _ => None,
         }
     }
+
+    /// [`Classified::echoed_id`], moved out rather than copied.
+    pub fn into_echoed_id(self) -> Option<RequestId> {
+        match self.kind {
+            Kind::Request => self.id,
+            _ => None,
+        }
+    }
 }
 
 /// Tags a parsed body's root.

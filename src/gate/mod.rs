@@ -265,7 +265,7 @@ impl Gate {
             kind: message.kind,
             revision,
             method,
-            id: message.echoed_id().cloned(),
+            id: message.into_echoed_id(),
             watch,
         })
     }
