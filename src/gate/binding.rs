@@ -57,8 +57,14 @@ pub fn name_member(method: &str) -> Option<&'static str> {
     }
 }
 
-/// `named` is the member of `params` that [`name_member`] names for the
-/// message's method, if there is one.
+/// The member of `params` that `Mcp-Name` mirrors for the message's method
+/// ([`name_member`]), if the method has one and the message holds it.
+pub fn named<'p>(message: &Classified<'p>) -> Option<TapeNode<'p>> {
+    let member = name_member(message.method?)?;
+    message.params?.get(member)
+}
+
+/// `named` is what [`named`] gives for `message`.
 pub fn check<'a>(
     message: &Classified<'a>,
     named: Option<TapeNode<'a>>,
@@ -75,17 +81,15 @@ pub fn check<'a>(
         required,
         false,
     )?;
-    if name_member(method).is_some() {
-        // A missing or non-string member is the schema stage's to report.
-        if let Some(value) = named.and_then(|v| v.as_str()) {
-            compare(
-                names::NAME,
-                value,
-                headers.header(names::NAME),
-                required,
-                true,
-            )?;
-        }
+    // A missing or non-string member is the schema stage's to report.
+    if let Some(value) = named.and_then(|v| v.as_str()) {
+        compare(
+            names::NAME,
+            value,
+            headers.header(names::NAME),
+            required,
+            true,
+        )?;
     }
     Ok(())
 }

@@ -112,18 +112,13 @@ pub struct Classified<'p> {
 impl<'p> Classified<'p> {
     /// The id echo rule, in one place: only a request has its id repeated.
     pub fn echoed_id(&self) -> Option<&RequestId> {
-        match self.kind {
-            Kind::Request => self.id.as_ref(),
-            _ => None,
-        }
+        self.id.as_ref().filter(|_| self.kind == Kind::Request)
     }
 
     /// [`Classified::echoed_id`], moved out rather than copied.
     pub fn into_echoed_id(self) -> Option<RequestId> {
-        match self.kind {
-            Kind::Request => self.id,
-            _ => None,
-        }
+        self.echoed_id()?;
+        self.id
     }
 }
 

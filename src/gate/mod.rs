@@ -241,10 +241,7 @@ impl Gate {
         let revision = self.lane_phase(headers, &message)?;
         // The member `Mcp-Name` mirrors (a `tools/call`'s `params.name`),
         // looked up once for the binding and value phases.
-        let named = message
-            .method
-            .and_then(binding::name_member)
-            .and_then(|member| message.params?.get(member));
+        let named = binding::named(&message);
         if revision.lane() == Lane::Modern {
             self.binding_phase(headers, &message, named)?;
         }

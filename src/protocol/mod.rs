@@ -195,10 +195,9 @@ pub fn root_schema(document: &Value, key: &str) -> Option<Value> {
 /// that could tell a copy from a reference. (Error answers are explained
 /// from the schema as written, so they name the keywords it has.)
 pub fn inlined_root_schema(document: &Value, key: &str) -> Option<Value> {
-    let defs = document["$defs"].as_object()?;
-    let mut root = defs.get(key)?.clone();
-    let mut open = vec![key.to_owned()];
-    inline_refs(&mut root, defs, &mut open);
+    let mut root = document["$defs"].get(key)?.clone();
+    let mut open = vec![format!("#/$defs/{}", escape_pointer_token(key))];
+    inline_refs(&mut root, document, &mut open);
     let Value::Object(object) = &mut root else {
         return root_schema(document, key);
     };
@@ -210,26 +209,25 @@ pub fn inlined_root_schema(document: &Value, key: &str) -> Option<Value> {
     Some(root)
 }
 
-/// Replaces each bare `{"$ref": "#/$defs/NAME"}` below `schema` by the
-/// (inlined) definition, unless NAME is in `open` (being inlined already),
-/// and drops a `"type": "string"` that a string `const` implies. Keywords
-/// whose values are data, not schemas, are left alone.
-fn inline_refs(schema: &mut Value, defs: &serde_json::Map<String, Value>, open: &mut Vec<String>) {
+/// Replaces each bare `{"$ref": "#/$defs/…"}` below `schema` by the
+/// (inlined) schema it points to in `document`, unless that reference is in
+/// `open` (being inlined already), and drops a `"type": "string"` that a
+/// string `const` implies. Keywords whose values are data, not schemas, are
+/// left alone.
+fn inline_refs(schema: &mut Value, document: &Value, open: &mut Vec<String>) {
     match schema {
         Value::Object(object) => {
             if object.len() == 1
-                && let Some(name) = object
-                    .get("$ref")
-                    .and_then(Value::as_str)
-                    .and_then(|reference| reference.strip_prefix("#/$defs/"))
-                    .filter(|token| !token.contains('/'))
-                    .map(|token| token.replace("~1", "/").replace("~0", "~"))
-                && !open.contains(&name)
-                && let Some(definition) = defs.get(&name)
+                && let Some(reference) = object.get("$ref").and_then(Value::as_str)
+                && let Some(pointer) = reference
+                    .strip_prefix('#')
+                    .filter(|pointer| pointer.starts_with("/$defs/"))
+                && !open.iter().any(|being| being == reference)
+                && let Some(target) = document.pointer(pointer)
             {
-                let mut copy = definition.clone();
-                open.push(name);
-                inline_refs(&mut copy, defs, open);
+                let mut copy = target.clone();
+                open.push(reference.to_owned());
+                inline_refs(&mut copy, document, open);
                 open.pop();
                 *schema = copy;
                 return;
@@ -244,13 +242,13 @@ fn inline_refs(schema: &mut Value, defs: &serde_json::Map<String, Value>, open: 
                     keyword.as_str(),
                     "const" | "enum" | "default" | "examples" | "$defs"
                 ) {
-                    inline_refs(value, defs, open);
+                    inline_refs(value, document, open);
                 }
             }
         }
         Value::Array(items) => {
             for item in items {
-                inline_refs(item, defs, open);
+                inline_refs(item, document, open);
             }
         }
         _ => {}

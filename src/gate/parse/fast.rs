@@ -2,10 +2,10 @@
 //! tape simd-json builds, for the bodies clients actually send.
 //!
 //! It only ever accepts. It takes documents whose strings have no escapes
-//! and are UTF-8, whose integers have at most 17 digits, and whose nesting stays within
-//! [`FAST_DEPTH`] and the configured limit; on anything else (an escape, a
-//! long integer, and every error of any kind) it gives up, and
-//! simd-json parses the body from the start. Every refusal, and every rare
+//! and are UTF-8, whose integers have at most 17 digits, and whose nesting
+//! stays within [`FAST_DEPTH`] and the configured limit; on anything else
+//! (an escape, a long integer, and every error of any kind) it gives up,
+//! and simd-json parses the body from the start. Every refusal, and every rare
 //! form, therefore keeps simd-json's answer; the fast path only has to build
 //! simd-json's tape exactly for what it takes, and debug builds check that it
 //! does on every parse (`Parser::parse`).
