@@ -14,8 +14,12 @@ use std::path::{Path, PathBuf};
 
 mod support;
 
+use jsonschema::json::SerdeJson;
+use mcpgate::gate::dispatch::gate_root_schema;
+use mcpgate::gate::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use mcpgate::protocol::{
-    RootKind, SchemaDocument, compile_root, compile_root_as_written, parse_root_key, root_keys,
+    Lane, RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
+    parse_root_key, root_keys,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -440,6 +444,49 @@ struct Tally {
     listed_seen: BTreeSet<String>,
     /// Cases where inlining the root's `$ref`s changed our verdict.
     inlining_changed: Vec<String>,
+    /// Cases that reach the schema stage of the gate (see
+    /// [`reaches_schema_stage`]).
+    reaching: usize,
+    /// Of those, cases where the root as the gate compiles it (without what
+    /// the earlier stages hold) and the root as written disagree.
+    pruning_changed: Vec<String>,
+}
+
+/// Whether the gate's stages before the schema let `message` through to
+/// root `key` on `lane`, as far as what they hold about it goes (restated
+/// here from the gate's rules, so that the two can be held against each
+/// other): the method is the root's; a request's id is a string or a
+/// 64-bit integer; on the modern lane a request whose `params` is an object
+/// has a `_meta` object with a string protocol version and an object of
+/// client capabilities.
+fn reaches_schema_stage(key: &str, message: &Value, lane: Lane) -> bool {
+    let (method, request) = match parse_root_key(key) {
+        Some(RootKind::Request(method)) => (method, true),
+        Some(RootKind::Notification(method)) => (method, false),
+        _ => return message.is_object(),
+    };
+    let Some(object) = message.as_object() else {
+        return false;
+    };
+    if object.get("method").and_then(Value::as_str) != Some(method) {
+        return false;
+    }
+    let id = object.get("id");
+    if !request {
+        return id.is_none();
+    }
+    if !id.is_some_and(|id| id.is_string() || id.is_i64() || id.is_u64()) {
+        return false;
+    }
+    match object.get("params").filter(|params| params.is_object()) {
+        Some(params) if lane == Lane::Modern => {
+            let meta = &params["_meta"];
+            meta.is_object()
+                && meta[META_PROTOCOL_VERSION].is_string()
+                && meta[META_CLIENT_CAPABILITIES].is_object()
+        }
+        _ => true,
+    }
 }
 
 fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Difference]) -> Tally {
@@ -455,14 +502,21 @@ fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Diffe
         "{revision}: our roots and the official client-sent messages differ"
     );
 
+    let lane = document.revision().lane();
     let mut validators = BTreeMap::new();
     for (key, official_name) in &official_roots {
         assert!(parse_root_key(key).is_some());
-        // Ours as the gate compiles it ($refs inlined), and as written.
+        // Ours with its $refs inlined, as written, and as the gate compiles
+        // it (inlined, without what the stages before the schema hold).
         let our_root = compile_root(ours, key).unwrap();
         let our_root_as_written = compile_root_as_written(ours, key).unwrap();
+        let gate_root =
+            compile_schema::<SerdeJson>(gate_root_schema(ours, key, lane), key).unwrap();
         let official_root = compile_root_as_written(&official, official_name).unwrap();
-        validators.insert(key.clone(), (our_root, our_root_as_written, official_root));
+        validators.insert(
+            key.clone(),
+            (our_root, our_root_as_written, gate_root, official_root),
+        );
     }
 
     let mut seeds = official_example_seeds(&spec.join("examples"), &official_roots);
@@ -486,13 +540,16 @@ fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Diffe
         unlisted: Vec::new(),
         listed_seen: BTreeSet::new(),
         inlining_changed: Vec::new(),
+        reaching: 0,
+        pruning_changed: Vec::new(),
     };
     let mut roots_seeded = BTreeSet::new();
     for seed in &seeds {
         let Some(key) = root_of(&seed.message) else {
             continue;
         };
-        let Some((our_root, our_root_as_written, official_root)) = validators.get(&key) else {
+        let Some((our_root, our_root_as_written, gate_root, official_root)) = validators.get(&key)
+        else {
             // A capture of a method this revision's client never sends.
             assert!(
                 seed.name.starts_with("capture "),
@@ -507,10 +564,19 @@ fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Diffe
         for (mutation, message) in unmutated.chain(mutations(&seed.message)) {
             tally.cases += 1;
             let ours = our_root.is_valid(&message);
-            if ours != our_root_as_written.is_valid(&message) {
+            let as_written = our_root_as_written.is_valid(&message);
+            if ours != as_written {
                 tally
                     .inlining_changed
                     .push(format!("{key} | {} | {mutation}", seed.name));
+            }
+            if reaches_schema_stage(&key, &message, lane) {
+                tally.reaching += 1;
+                if gate_root.is_valid(&message) != as_written {
+                    tally
+                        .pruning_changed
+                        .push(format!("{key} | {} | {mutation}", seed.name));
+                }
             }
             let theirs = official_root.is_valid(&message);
             if ours == theirs {
@@ -551,12 +617,21 @@ fn priv_roots_give_the_official_verdicts_on_examples_and_mutations() {
         let revision = document.revision();
         let tally = compare_revision(document, &document.parse(), &differences);
         println!(
-            "conformance {revision}: {} seeds, {} cases, {} agreed, {} listed differences, {} unlisted disagreements",
+            "conformance {revision}: {} seeds, {} cases, {} agreed, {} listed differences, {} unlisted disagreements, {} reaching the schema stage",
             tally.seeds,
             tally.cases,
             tally.agreed,
             tally.listed_seen.len(),
-            tally.unlisted.len()
+            tally.unlisted.len(),
+            tally.reaching
+        );
+        // Most cases are mutations the earlier stages pass; the gate's roots
+        // must be held to the ones as written on many of them.
+        assert!(
+            tally.reaching * 2 >= tally.cases,
+            "{revision}: only {} of {} cases reach the schema stage",
+            tally.reaching,
+            tally.cases
         );
         assert!(
             tally.cases >= MIN_CASES_PER_REVISION,
@@ -575,6 +650,9 @@ fn priv_roots_give_the_official_verdicts_on_examples_and_mutations() {
                 .into_iter()
                 .map(|d| format!("{revision}: inlining the $refs changed the verdict: {d}")),
         );
+        failures.extend(tally.pruning_changed.into_iter().map(|d| {
+            format!("{revision}: leaving out what the earlier stages hold changed the verdict: {d}")
+        }));
     }
     if !failures.is_empty() {
         let shown: Vec<&String> = failures.iter().take(40).collect();

@@ -284,7 +284,9 @@ pub fn compile_root_as_written(
     compile_schema(root_schema(document, key), key)
 }
 
-fn compile_schema<F: jsonschema::json::Json>(
+/// Compiles `schema`, the root `key` in some form (`None`: there is no
+/// such root), for instances in the JSON representation `F`.
+pub fn compile_schema<F: jsonschema::json::Json>(
     schema: Option<Value>,
     key: &str,
 ) -> Result<jsonschema::Validator<F>, CompileRootError> {
