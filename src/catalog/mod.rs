@@ -6,6 +6,7 @@
 
 pub mod close;
 pub mod fetch;
+pub mod formats;
 pub mod header_params;
 mod register;
 pub mod subschemas;

@@ -5,7 +5,7 @@ use jsonschema::Validator;
 use serde_json::Value;
 
 use super::header_params::{self, HeaderParam};
-use super::{CatalogOptions, close, subschemas};
+use super::{CatalogOptions, close, formats, subschemas};
 use crate::gate::distill::{ExplainOptions, Explainer, cut_at_echo_bound};
 use crate::gate::parse::{ParseLimits, Parser, TapeJson};
 
@@ -93,7 +93,7 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
 /// Compiles a tool's input root: JSON Schema 2020-12 unless it names its
 /// own `$schema`; formats asserted, an unknown format refused.
 fn compile_input(schema: &Value) -> Result<Validator<TapeJson>, String> {
-    let mut options = jsonschema::options_for::<TapeJson>()
+    let mut options = formats::with_own_formats(jsonschema::options_for::<TapeJson>())
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false);
     if schema.get("$schema").is_none() {
