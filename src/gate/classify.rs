@@ -1,8 +1,6 @@
 //! Stage 3: tag a parsed body once (DESIGN.md §5); later stages branch on
 //! the tag. No allocation, except the echo-ready copy of a request id.
 
-use std::io::Write as _;
-
 use smallvec::SmallVec;
 
 use super::parse::{NodeKind, TapeNode};
@@ -71,14 +69,14 @@ impl RequestId {
                 Some(Some(RequestId(out)))
             }
             NodeKind::Number if node.is_integer() => {
-                let mut out = SmallVec::new();
-                let mut writer = SmallWriter(&mut out);
-                if let Some(n) = node.as_i64() {
-                    write!(writer, "{n}").ok()?;
-                } else {
-                    write!(writer, "{}", node.as_u64()?).ok()?;
-                }
-                Some(Some(RequestId(out)))
+                // `itoa`: the formatting machinery took 300 instructions
+                // for the id `1`, a third of the classify stage.
+                let mut digits = itoa::Buffer::new();
+                let text = match node.as_i64() {
+                    Some(n) => digits.format(n),
+                    None => digits.format(node.as_u64()?),
+                };
+                Some(Some(RequestId(SmallVec::from_slice(text.as_bytes()))))
             }
             _ => None,
         }

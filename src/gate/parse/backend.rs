@@ -207,17 +207,13 @@ impl<'a> Array<'a, TapeJson> for TapeArray<'a> {
             return true;
         }
         if len <= PAIRWISE_UNIQUE_LIMIT {
-            let mut items: [Option<TapeNode<'a>>; PAIRWISE_UNIQUE_LIMIT] =
-                [None; PAIRWISE_UNIQUE_LIMIT];
-            for (index, item) in self.0.elements().enumerate() {
-                if items[..index]
-                    .iter()
-                    .flatten()
-                    .any(|earlier| earlier.equals_node(&item))
-                {
+            // Each element against the ones after it, read off the tape
+            // again (no copy of the elements to set up).
+            let mut rest = self.0.elements();
+            while let Some(item) = rest.next() {
+                if rest.clone().any(|later| later.equals_node(&item)) {
                     return false;
                 }
-                items[index] = Some(item);
             }
             return true;
         }
