@@ -3,8 +3,9 @@
 //! schema); `serde_jsonschema` is the baseline a user would write —
 //! `serde_json::from_slice` plus `jsonschema` with the same root, compiled
 //! as written; `serde_jsonschema_inlined` is that baseline given the root
-//! as the gate compiles it (`$ref`s inlined), to show what that step is
-//! worth on either side.
+//! with its `$ref`s inlined, to show what that step is worth on either
+//! side; `tape_is_valid` is the root as the gate compiles it (inlined, and
+//! without what the stages before the schema hold) over a parsed tape.
 //! `gate/tools-call/<tool>/<op>` adds the value gate: the tool's closed
 //! input root from the project's test catalog, beside the baseline that
 //! validates the message and then its arguments with the same two roots.
@@ -14,10 +15,11 @@ mod bodies;
 
 use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
 use mcpgate::catalog::{Catalog, CatalogOptions};
+use mcpgate::gate::dispatch::gate_root_schema;
 use mcpgate::gate::parse::{ParseLimits, Parser, TapeJson};
 use mcpgate::gate::{Gate, GateConfig, Scratch, Verdict};
 use mcpgate::protocol::{
-    RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_root_for,
+    Lane, RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
 };
 use serde_json::json;
 
@@ -57,8 +59,9 @@ fn valid_calls(c: &mut Criterion) {
                     .is_ok()
             })
         });
+        // The root as the gate compiles it.
         let tape_root =
-            compile_root_for::<TapeJson>(&document, &RootKind::Request("tools/call").key())
+            compile_schema::<TapeJson>(gate_root_schema(&document, &key, Lane::Modern), &key)
                 .unwrap();
         let mut parser = Parser::new();
         let parsed = parser.parse(&body, ParseLimits::default()).unwrap();
