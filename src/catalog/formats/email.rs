@@ -1,27 +1,16 @@
-//! `format` checks the value gate makes its own: the same verdicts as
-//! `jsonschema`'s built-in ones, the common case decided in one pass.
+//! `email`: a plain address decided in one pass.
 //!
-//! Why: `jsonschema` checks `email` with the `email_address` crate and then
-//! its own host-name rules, about 5,400 instructions for `buyer@example.com`,
-//! a third of a whole 10-property `tools/call` check. A plain address — a
+//! `jsonschema` checks `email` with the `email_address` crate and then its
+//! own host-name rules, about 5,400 instructions for `buyer@example.com`, a
+//! third of a whole 10-property `tools/call` check. A plain address — a
 //! dot-atom local part of ASCII characters and a domain of ASCII host-name
 //! labels — is decided here in one pass over its bytes; everything else
 //! (quoted local parts, domain literals, IDNA labels, non-ASCII, and every
-//! address this pass does not accept) goes to `jsonschema`'s own check, so
-//! the verdict is always that check's. The tests hold the two equal on
-//! generated addresses around every rule.
+//! address this pass does not accept) goes to `jsonschema`'s own check.
 
 use std::sync::LazyLock;
 
-use jsonschema::ValidationOptions;
-use jsonschema::json::Json;
-
-/// Registers the gate's checks of the formats it decides itself.
-pub fn with_own_formats<'i, R, F: Json>(
-    options: ValidationOptions<'i, R, F>,
-) -> ValidationOptions<'i, R, F> {
-    options.with_format("email", is_email)
-}
+use super::builtin;
 
 /// Whether `text` is an `email` as `jsonschema` (draft 2020-12) has it.
 pub fn is_email(text: &str) -> bool {
@@ -29,16 +18,12 @@ pub fn is_email(text: &str) -> bool {
 }
 
 /// `jsonschema`'s own `email` check, for everything [`is_plain_email`]
-/// does not accept.
+/// does not accept. Kept out of line: the plain path stays small.
+#[cold]
+#[inline(never)]
 fn builtin_email(text: &str) -> bool {
-    static BUILTIN: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
-        jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .should_validate_formats(true)
-            .build(&serde_json::json!({ "format": "email" }))
-            .expect("a bare format schema compiles")
-    });
-    BUILTIN.is_valid(&serde_json::Value::String(text.to_owned()))
+    static BUILTIN: LazyLock<jsonschema::Validator> = LazyLock::new(|| builtin::compile("email"));
+    builtin::verdict(&BUILTIN, text)
 }
 
 /// Longest local part (RFC 5321, and `email_address`'s limit).
@@ -54,91 +39,92 @@ const LABEL_MAX: usize = 63;
 /// ASCII letters, digits and hyphens that start and end with a letter or
 /// digit and do not have `--` at their third byte (where IDNA rules would
 /// apply). `false` only means "not decided here".
+///
+/// One pass, one table load per byte: the address is most of what this
+/// format costs a call.
 fn is_plain_email(text: &str) -> bool {
     let bytes = text.as_bytes();
-    let Some(at) = bytes.iter().position(|&byte| byte == b'@') else {
-        return false;
-    };
-    is_dot_atom(&bytes[..at]) && is_host_name(&bytes[at + 1..])
-}
-
-fn is_dot_atom(local: &[u8]) -> bool {
-    if local.is_empty() || local.len() > LOCAL_PART_MAX {
+    let mut at = 0;
+    // The local part: no dot first, last, or beside another.
+    let mut after_dot = true;
+    loop {
+        let Some(&byte) = bytes.get(at) else {
+            return false;
+        };
+        match CLASS[usize::from(byte)] {
+            ALNUM | ATEXT | HYPHEN => after_dot = false,
+            DOT if !after_dot => after_dot = true,
+            AT => break,
+            _ => return false,
+        }
+        at += 1;
+    }
+    if at == 0 || at > LOCAL_PART_MAX || after_dot {
         return false;
     }
-    // No dot first, last, or beside another.
-    let mut after_dot = true;
-    for &byte in local {
-        if byte == b'.' {
-            if after_dot {
-                return false;
+    let domain = &bytes[at + 1..];
+    if domain.is_empty() || domain.len() > DOMAIN_MAX {
+        return false;
+    }
+    let mut label_start = 0;
+    for (index, &byte) in domain.iter().enumerate() {
+        match CLASS[usize::from(byte)] {
+            ALNUM | HYPHEN => {}
+            DOT => {
+                if !is_plain_label(&domain[label_start..index]) {
+                    return false;
+                }
+                label_start = index + 1;
             }
-            after_dot = true;
-        } else if is_atext(byte) {
-            after_dot = false;
-        } else {
-            return false;
+            _ => return false,
         }
     }
-    !after_dot
+    is_plain_label(&domain[label_start..])
 }
 
-/// RFC 5322 `atext`, ASCII only.
-fn is_atext(byte: u8) -> bool {
-    ATEXT[usize::from(byte)]
+/// A label already known to hold only letters, digits and hyphens.
+fn is_plain_label(label: &[u8]) -> bool {
+    let (Some(&first), Some(&last)) = (label.first(), label.last()) else {
+        return false;
+    };
+    label.len() <= LABEL_MAX
+        && CLASS[usize::from(first)] == ALNUM
+        && CLASS[usize::from(last)] == ALNUM
+        && label.get(2..4).is_none_or(|pair| pair != b"--")
 }
 
-/// [`is_atext`] by byte: one load per byte.
-static ATEXT: [bool; 256] = {
-    let mut table = [false; 256];
+/// What a byte may be in a plain address.
+const OTHER: u8 = 0;
+/// ASCII letter or digit: `atext` and host-name label alike.
+const ALNUM: u8 = 1;
+/// Hyphen: `atext`, and inside a host-name label.
+const HYPHEN: u8 = 2;
+/// The rest of RFC 5322 `atext`.
+const ATEXT: u8 = 3;
+const DOT: u8 = 4;
+const AT: u8 = 5;
+
+static CLASS: [u8; 256] = {
+    let mut table = [OTHER; 256];
     let mut byte = 0;
     while byte < 256 {
         let b = byte as u8;
-        table[byte] = b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'!' | b'#'
-                    | b'$'
-                    | b'%'
-                    | b'&'
-                    | b'\''
-                    | b'*'
-                    | b'+'
-                    | b'-'
-                    | b'/'
-                    | b'='
-                    | b'?'
-                    | b'^'
-                    | b'_'
-                    | b'`'
-                    | b'{'
-                    | b'|'
-                    | b'}'
-                    | b'~'
-            );
+        table[byte] = if b.is_ascii_alphanumeric() {
+            ALNUM
+        } else {
+            match b {
+                b'-' => HYPHEN,
+                b'.' => DOT,
+                b'@' => AT,
+                b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'/' | b'=' | b'?'
+                | b'^' | b'_' | b'`' | b'{' | b'|' | b'}' | b'~' => ATEXT,
+                _ => OTHER,
+            }
+        };
         byte += 1;
     }
     table
 };
-
-fn is_host_name(domain: &[u8]) -> bool {
-    !domain.is_empty()
-        && domain.len() <= DOMAIN_MAX
-        && domain.split(|&byte| byte == b'.').all(is_plain_label)
-}
-
-fn is_plain_label(label: &[u8]) -> bool {
-    let (Some(first), Some(last)) = (label.first(), label.last()) else {
-        return false;
-    };
-    label.len() <= LABEL_MAX
-        && first.is_ascii_alphanumeric()
-        && last.is_ascii_alphanumeric()
-        && label
-            .iter()
-            .all(|byte| byte.is_ascii_alphanumeric() || *byte == b'-')
-        && label.get(2..4).is_none_or(|pair| pair != b"--")
-}
 
 #[cfg(test)]
 mod tests {
