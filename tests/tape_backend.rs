@@ -692,6 +692,11 @@ fn equality_keywords_give_known_verdicts() {
             false,
         ),
         (json!({"uniqueItems": true}), r#"[{"a":1},{"a":2}]"#, true),
+        (json!({"uniqueItems": true}), r#"["a","b","c"]"#, true),
+        (json!({"uniqueItems": true}), r#"["a","b","a"]"#, false),
+        (json!({"uniqueItems": true}), r#"["\u0061","a"]"#, false),
+        (json!({"uniqueItems": true}), r#"["a","ab",""]"#, true),
+        (json!({"uniqueItems": true}), r#"["1",1]"#, true),
         (
             json!({"uniqueItems": true}),
             "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,-0.0]",

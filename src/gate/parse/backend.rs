@@ -185,6 +185,25 @@ impl<'a> Object<'a, TapeJson> for TapeObject<'a> {
 #[derive(Clone, Copy)]
 pub struct TapeArray<'a>(TapeNode<'a>);
 
+/// Whether `items` are distinct, when they are all strings; `None` when
+/// any is not.
+fn strings_unique<'t>(items: &[simd_json::Node<'t>]) -> Option<bool> {
+    use simd_json::Node;
+    if !items.iter().all(|item| matches!(item, Node::String(_))) {
+        return None;
+    }
+    let text = |item: &Node<'t>| -> &'t str {
+        match item {
+            Node::String(text) => text,
+            _ => "",
+        }
+    };
+    Some(items.iter().enumerate().all(|(at, item)| {
+        let item = text(item);
+        items[at + 1..].iter().all(|later| text(later) != item)
+    }))
+}
+
 /// Arrays up to this size compare their elements pairwise (as `jsonschema`'s
 /// own `is_unique` does); larger ones go through values and its hashing.
 const PAIRWISE_UNIQUE_LIMIT: usize = 15;
@@ -207,6 +226,13 @@ impl<'a> Array<'a, TapeJson> for TapeArray<'a> {
             return true;
         }
         if len <= PAIRWISE_UNIQUE_LIMIT {
+            // Strings side by side (enum values, ids: the usual case)
+            // compare as text, straight off the tape.
+            if let Some(items) = self.0.scalar_elements()
+                && let Some(unique) = strings_unique(items)
+            {
+                return unique;
+            }
             // Each element against the ones after it, read off the tape
             // again (no copy of the elements to set up).
             let mut rest = self.0.elements();

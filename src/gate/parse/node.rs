@@ -184,6 +184,15 @@ impl<'p> TapeNode<'p> {
         }
     }
 
+    /// An array's elements as tape nodes, when none is an array or an
+    /// object (each element is then exactly one node).
+    pub(super) fn scalar_elements(&self) -> Option<&'p [Node<'p>]> {
+        match *self.head() {
+            Node::Array { len, count } if len == count => self.nodes.get(1..=len),
+            _ => None,
+        }
+    }
+
     /// Members of an object or elements of an array; 0 for a scalar.
     pub fn len(&self) -> usize {
         match self.head() {
