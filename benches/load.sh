@@ -8,7 +8,12 @@
 # (on a 2-core machine a load generator saturates near 100-130k req/s, so
 # the server's CPU time per request is printed beside req/s and latency).
 #
-# Usage: benches/load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)]
+# Rounds (default 3) repeat validate, noop, hyper back to back, so each
+# ratio compares targets measured minutes apart at most; the summary gives
+# every round's ratios and their medians (the VM's run-to-run noise is
+# about ±10%, larger than the differences measured).
+#
+# Usage: benches/load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)] [rounds (3)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,22 +34,28 @@ pids+=("$gate_pid")
 read -r hyper_pid hyper_addr < <(start 0 hyper benches/hyper-baseline/target/release/hyper-baseline 127.0.0.1:0)
 pids+=("$hyper_pid")
 
+ROUNDS=${4:-3}
 results=$(
-    run validate "$gate_pid" "http://$gate_addr/validate"
-    run noop "$gate_pid" "http://$gate_addr/_noop"
-    run hyper "$hyper_pid" "http://$hyper_addr/"
+    for round in $(seq "$ROUNDS"); do
+        run validate "$gate_pid" "http://$gate_addr/validate" | sed "s/^/$round /"
+        run noop "$gate_pid" "http://$gate_addr/_noop" | sed "s/^/$round /"
+        run hyper "$hyper_pid" "http://$hyper_addr/" | sed "s/^/$round /"
+    done
 )
 python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" <<PY
-import sys
+import statistics, sys
 rows = [line.split() for line in """$results""".strip().splitlines()]
 print(f"wrk -t1 -c{sys.argv[2]} -d{sys.argv[1]}s, server 1 worker ({sys.argv[3]}) on CPU 0, wrk on CPU 1")
-print(f"{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}")
-by = {}
-for name, rps, p50, p99, errors, cpu in rows:
-    by[name] = (float(rps), float(cpu))
-    print(f"{name:<10}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}")
-v, n, h = by["validate"], by["noop"], by["hyper"]
-print(f"validate/noop: {v[0]/n[0]:.2f}x req/s, {v[1]/n[1]:.2f}x cpu per request")
-print(f"validate/hyper: {v[0]/h[0]:.2f}x req/s, {v[1]/h[1]:.2f}x cpu per request")
-print(f"noop/hyper: {n[0]/h[0]:.2f}x req/s, {n[1]/h[1]:.2f}x cpu per request")
+print(f"{'round':<7}{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}")
+rounds = {}
+for round_, name, rps, p50, p99, errors, cpu in rows:
+    rounds.setdefault(round_, {})[name] = (float(rps), float(cpu))
+    print(f"{round_:<7}{name:<10}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}")
+ratios = {"validate/noop": ("validate", "noop"), "validate/hyper": ("validate", "hyper"), "noop/hyper": ("noop", "hyper")}
+for label, (a, b) in ratios.items():
+    rps = [r[a][0] / r[b][0] for r in rounds.values()]
+    cpu = [r[a][1] / r[b][1] for r in rounds.values()]
+    each = " / ".join(f"{x:.2f}" for x in rps)
+    print(f"{label}: {each} req/s (median {statistics.median(rps):.2f}x), "
+          f"cpu per request median {statistics.median(cpu):.2f}x")
 PY
