@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 mod support;
 
 use jsonschema::json::SerdeJson;
-use mcpgate::gate::dispatch::gate_root_schema;
+use mcpgate::gate::dispatch::{Prechecks, gate_root_schema};
 use mcpgate::gate::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use mcpgate::protocol::{
     Lane, RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
@@ -489,6 +489,21 @@ fn reaches_schema_stage(key: &str, message: &Value, lane: Lane) -> bool {
     }
 }
 
+/// Whether `message` holds what the gate checks itself before root
+/// `key`'s verdict (restated from the gate's rules, like
+/// [`reaches_schema_stage`]): `jsonrpc` is `"2.0"`; `params` holds the
+/// member `Mcp-Name` mirrors (`name`, or `uri` for `resources/read`) as a
+/// string. Each only where the gate's root left that fact out.
+fn prechecks_hold(prechecks: Prechecks, key: &str, message: &Value) -> bool {
+    let named = match parse_root_key(key) {
+        Some(RootKind::Request("tools/call" | "prompts/get")) => Some("name"),
+        Some(RootKind::Request("resources/read")) => Some("uri"),
+        _ => None,
+    };
+    (!prechecks.jsonrpc || message["jsonrpc"] == "2.0")
+        && (!prechecks.named || named.is_some_and(|member| message["params"][member].is_string()))
+}
+
 fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Difference]) -> Tally {
     let revision = document.revision().as_str();
     let shared = shared_dir();
@@ -510,8 +525,12 @@ fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Diffe
         // it (inlined, without what the stages before the schema hold).
         let our_root = compile_root(ours, key).unwrap();
         let our_root_as_written = compile_root_as_written(ours, key).unwrap();
-        let gate_root =
-            compile_schema::<SerdeJson>(gate_root_schema(ours, key, lane), key).unwrap();
+        let gate_root = gate_root_schema(ours, key, lane).unwrap();
+        let prechecks = gate_root.prechecks;
+        let gate_root = (
+            compile_schema::<SerdeJson>(Some(gate_root.schema), key).unwrap(),
+            prechecks,
+        );
         let official_root = compile_root_as_written(&official, official_name).unwrap();
         validators.insert(
             key.clone(),
@@ -572,7 +591,10 @@ fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Diffe
             }
             if reaches_schema_stage(&key, &message, lane) {
                 tally.reaching += 1;
-                if gate_root.is_valid(&message) != as_written {
+                let (gate_root, prechecks) = gate_root;
+                let gate_verdict =
+                    prechecks_hold(*prechecks, &key, &message) && gate_root.is_valid(&message);
+                if gate_verdict != as_written {
                     tally
                         .pruning_changed
                         .push(format!("{key} | {} | {mutation}", seed.name));

@@ -255,6 +255,59 @@ fn a_params_problem_is_invalid_params_and_an_envelope_problem_invalid_request() 
     assert_eq!(answer["id"], json!(2));
 }
 
+/// `jsonrpc` and `params.name` are checked by the gate before the root's
+/// verdict (the root it compiles leaves them out); a message that fails
+/// them gets the answer of the root as written, naming the member.
+#[test]
+fn a_wrong_jsonrpc_or_name_is_refused_and_named_as_the_schema_says() {
+    let gate = gate();
+    let answer_to = |message: &Value| {
+        reject_body(&gate.check(
+            modern_headers(message).as_slice(),
+            &serde_json::to_vec(message).unwrap(),
+        ))
+    };
+    let paths = |answer: &Value| -> Vec<String> {
+        answer["error"]["data"]["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for jsonrpc in [json!("1.0"), json!(2.0), Value::Null] {
+        let mut message = tools_call(json!(1), "echo", json!({}));
+        message["jsonrpc"] = jsonrpc.clone();
+        let answer = answer_to(&message);
+        assert_eq!(
+            answer["error"]["code"],
+            json!(-32600),
+            "{jsonrpc}: {answer}"
+        );
+        assert_eq!(answer["id"], json!(1));
+    }
+    let mut message = tools_call(json!(2), "echo", json!({}));
+    message.as_object_mut().unwrap().remove("jsonrpc");
+    let answer = answer_to(&message);
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+
+    let mut message = tools_call(json!(3), "echo", json!({}));
+    message["params"]["name"] = json!(7);
+    let mut headers = modern_headers(&message);
+    headers.retain(|(name, _)| !name.eq_ignore_ascii_case("Mcp-Name"));
+    let answer =
+        reject_body(&gate.check(headers.as_slice(), &serde_json::to_vec(&message).unwrap()));
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+    assert_eq!(paths(&answer), ["/params/name"], "{answer}");
+
+    let mut message = tools_call(json!(4), "echo", json!({}));
+    message["params"].as_object_mut().unwrap().remove("name");
+    let answer = answer_to(&message);
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+    let text = answer["error"]["message"].as_str().unwrap();
+    assert!(text.contains("name"), "{text}");
+}
+
 #[test]
 fn notifications_and_client_answers_are_allowed_without_an_id_to_echo() {
     let gate = gate();

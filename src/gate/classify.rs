@@ -103,6 +103,9 @@ pub struct Classified<'p> {
     pub method: Option<&'p str>,
     /// `params`, when present.
     pub params: Option<TapeNode<'p>>,
+    /// Whether `jsonrpc` is the string `"2.0"` (the schema stage's to
+    /// refuse otherwise; see `dispatch::Prechecks`).
+    pub jsonrpc_2_0: bool,
     /// The id to echo: only ever read through [`Classified::echoed_id`].
     id: Option<RequestId>,
 }
@@ -126,6 +129,7 @@ pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
         kind: Kind::Unknown,
         method: None,
         params: None,
+        jsonrpc_2_0: false,
         id: None,
     };
     if root.kind() != NodeKind::Object {
@@ -137,8 +141,10 @@ pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
     let mut has_result = false;
     let mut has_error = false;
     let mut method_present = false;
+    let mut jsonrpc_2_0 = false;
     for (key, value) in root.members() {
         match key {
+            "jsonrpc" => jsonrpc_2_0 = value.as_str() == Some("2.0"),
             "method" => {
                 method_present = true;
                 method = value.as_str();
@@ -156,6 +162,7 @@ pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
                 kind: Kind::Notification,
                 method: Some(method),
                 params,
+                jsonrpc_2_0,
                 id: None,
             },
             Some(id) => match RequestId::read(id) {
@@ -163,12 +170,14 @@ pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
                     kind: Kind::Request,
                     method: Some(method),
                     params,
+                    jsonrpc_2_0,
                     id: echo,
                 },
                 None => Classified {
                     kind: Kind::UnidentifiedRequest,
                     method: Some(method),
                     params,
+                    jsonrpc_2_0,
                     id: None,
                 },
             },
@@ -180,10 +189,12 @@ pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
     match (has_result, has_error) {
         (true, false) if id.is_some() => Classified {
             kind: Kind::Result,
+            jsonrpc_2_0,
             ..unknown
         },
         (false, true) => Classified {
             kind: Kind::Error,
+            jsonrpc_2_0,
             ..unknown
         },
         _ => unknown,

@@ -6,9 +6,12 @@ use serde_json::Value;
 
 use jsonschema::Validator;
 
+use super::binding::name_member;
+use super::classify::Classified;
 use super::distill::{ExplainOptions, Explainer};
 use super::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use super::parse::TapeJson;
+use super::parse::TapeNode;
 use crate::protocol::{
     CompileRootError, Lane, RootKind, SchemaDocument, compile_schema, inlined_root_schema,
     parse_root_key, root_keys, root_schema,
@@ -19,6 +22,37 @@ use crate::protocol::{
 pub struct Root {
     pub validator: Validator<TapeJson>,
     pub explainer: Explainer<TapeJson>,
+    /// What the gate checks itself before `validator`'s verdict.
+    pub prechecks: Prechecks,
+}
+
+/// Facts about a message that the gate reads while classifying it and
+/// binding its headers, checked before a root's verdict in place of the
+/// keywords [`gate_root_schema`] left out of that root for them. Each is
+/// set only where the root as written requires exactly that fact, so a
+/// message that fails one is refused by the root as written, and is
+/// explained by it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Prechecks {
+    /// `jsonrpc` is the string `"2.0"`.
+    pub jsonrpc: bool,
+    /// `params` holds the method's named member (`name` or `uri`, the one
+    /// `Mcp-Name` mirrors) as a string.
+    pub named: bool,
+}
+
+impl Prechecks {
+    /// Whether `message`, whose named member is `named`, holds them.
+    pub fn hold(&self, message: &Classified<'_>, named: Option<TapeNode<'_>>) -> bool {
+        (!self.jsonrpc || message.jsonrpc_2_0)
+            && (!self.named || named.is_some_and(|member| member.as_str().is_some()))
+    }
+}
+
+/// A root as the gate compiles it, and what the gate checks before it.
+pub struct GateRoot {
+    pub schema: Value,
+    pub prechecks: Prechecks,
 }
 
 /// Every root of one schema document, by the naming rule.
@@ -40,8 +74,9 @@ impl RootSet {
         let lane = document.revision().lane();
         let mut set = RootSet::default();
         for key in root_keys(&parsed) {
-            let validator =
-                compile_schema::<TapeJson>(gate_root_schema(&parsed, &key, lane), &key)?;
+            let gate_root = gate_root_schema(&parsed, &key, lane);
+            let prechecks = gate_root.as_ref().map(|r| r.prechecks).unwrap_or_default();
+            let validator = compile_schema::<TapeJson>(gate_root.map(|r| r.schema), &key)?;
             let schema = root_schema(&parsed, &key).expect("root_keys lists existing roots");
             let explainer = Explainer::new(
                 &schema,
@@ -56,6 +91,7 @@ impl RootSet {
             let root = Root {
                 validator,
                 explainer,
+                prechecks,
             };
             match parse_root_key(&key).expect("root_keys lists roots only") {
                 RootKind::Request(method) => {
@@ -90,7 +126,8 @@ impl RootSet {
 
 /// The root `key` of `document` as the gate validates it on `lane`: inlined
 /// ([`inlined_root_schema`]), and without the checks that the stages before
-/// the schema have already made on every message that reaches this root.
+/// the schema have already made on every message that reaches this root,
+/// or that the gate makes itself just before the verdict ([`Prechecks`]).
 /// Those are:
 /// - a request's `id` is a string or an integer (classify: anything else
 ///   is an unidentified request, refused there);
@@ -99,21 +136,24 @@ impl RootSet {
 /// - on the modern lane, a request whose `params` is an object has a
 ///   `_meta` object with a string protocol version and an object of client
 ///   capabilities (the lane's protocol-fields check, which refuses with
-///   `-32602` otherwise).
+///   `-32602` otherwise);
+/// - `jsonrpc` is `"2.0"`, and `params` holds the method's named member as
+///   a string (prechecks: classify and the header binding read both).
 ///
 /// Why: every keyword is one more validator call per message; these take
-/// 15% of the schema verdict of a `tools/call`. A keyword is left out only
-/// where it says exactly what those stages hold (the same type, the same
-/// constant), so a schema that says more keeps it; and the verdicts are
-/// those of the schema as written for every message that gets this far
-/// (the conformance tests hold them equal on every case). Error answers are
-/// explained from the schema as written.
-pub fn gate_root_schema(document: &Value, key: &str, lane: Lane) -> Option<Value> {
+/// about a fifth of the schema verdict of a `tools/call`. A keyword is left
+/// out only where it says exactly what those stages hold (the same type,
+/// the same constant), so a schema that says more keeps it; and the
+/// verdicts are those of the schema as written for every message that gets
+/// this far (the conformance tests hold them equal on every case). Error
+/// answers are explained from the schema as written.
+pub fn gate_root_schema(document: &Value, key: &str, lane: Lane) -> Option<GateRoot> {
     let mut schema = inlined_root_schema(document, key)?;
+    let mut prechecks = Prechecks::default();
     let (id_proven, method) = match parse_root_key(key)? {
         RootKind::Request(method) => (true, method),
         RootKind::Notification(method) => (false, method),
-        RootKind::Result | RootKind::Error => return Some(schema),
+        RootKind::Result | RootKind::Error => return Some(GateRoot { schema, prechecks }),
     };
     let proven_method = serde_json::json!({ "const": method });
     let proven_id = serde_json::json!({ "type": ["string", "integer"] });
@@ -122,6 +162,17 @@ pub fn gate_root_schema(document: &Value, key: &str, lane: Lane) -> Option<Value
         members.push(("id", &proven_id));
     }
     drop_proven(&mut schema, &members);
+    prechecks.jsonrpc = drop_required_exactly(
+        &mut schema,
+        "jsonrpc",
+        &serde_json::json!({ "const": "2.0" }),
+    );
+    if let Some(member) = name_member(method).filter(|_| requires(&schema, "params"))
+        && let Some(params) = schema.pointer_mut("/properties/params")
+    {
+        prechecks.named =
+            drop_required_exactly(params, member, &serde_json::json!({ "type": "string" }));
+    }
     if id_proven
         && lane == Lane::Modern
         && let Some(params) = schema.pointer_mut("/properties/params")
@@ -137,7 +188,30 @@ pub fn gate_root_schema(document: &Value, key: &str, lane: Lane) -> Option<Value
             drop_required(meta, &[META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES]);
         }
     }
-    Some(schema)
+    Some(GateRoot { schema, prechecks })
+}
+
+/// Whether an object schema lists `name` in `required`.
+fn requires(schema: &Value, name: &str) -> bool {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|required| required.iter().any(|item| item == name))
+}
+
+/// Leaves member `name` out of an object schema when the schema requires it
+/// and its property schema is exactly `held` (a precheck will hold it);
+/// whether it did.
+fn drop_required_exactly(schema: &mut Value, name: &str, held: &Value) -> bool {
+    let exactly = requires(schema, name)
+        && schema
+            .get("properties")
+            .and_then(|properties| properties.get(name))
+            == Some(held);
+    if exactly {
+        drop_proven(schema, &[(name, held)]);
+    }
+    exactly
 }
 
 /// Leaves out of an object schema each member `(name, proven)` whose
@@ -230,54 +304,98 @@ mod tests {
         }})
     }
 
+    fn gate_root(document: &Value, key: &str, lane: Lane) -> GateRoot {
+        gate_root_schema(document, key, lane).unwrap()
+    }
+
     #[test]
     fn a_request_root_leaves_out_its_id_and_method_and_the_modern_protocol_fields() {
-        let schema = gate_root_schema(&document(), "request:tools/call", Lane::Modern).unwrap();
-        assert_eq!(schema["required"], json!(["jsonrpc", "params"]));
+        let GateRoot { schema, prechecks } =
+            gate_root(&document(), "request:tools/call", Lane::Modern);
+        assert_eq!(schema["required"], json!(["params"]));
         let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(names, ["jsonrpc", "params"]);
+        assert_eq!(names, ["params"]);
         let params = &schema["properties"]["params"];
-        assert_eq!(params["required"], json!(["name"]));
+        assert_eq!(params.get("required"), None);
         let meta = &params["properties"]["_meta"];
         // What the protocol-fields check does not hold stays.
         assert_eq!(meta["required"], json!(["x"]));
         let meta_names: Vec<&String> = meta["properties"].as_object().unwrap().keys().collect();
         assert_eq!(meta_names, [META_CLIENT_CAPABILITIES]);
+        assert_eq!(
+            prechecks,
+            Prechecks {
+                jsonrpc: true,
+                named: true
+            }
+        );
     }
 
     #[test]
     fn the_legacy_lane_keeps_the_protocol_fields() {
-        let schema = gate_root_schema(&document(), "request:tools/call", Lane::Legacy).unwrap();
-        assert_eq!(schema["required"], json!(["jsonrpc", "params"]));
+        let GateRoot { schema, prechecks } =
+            gate_root(&document(), "request:tools/call", Lane::Legacy);
+        assert_eq!(schema["required"], json!(["params"]));
         let params = &schema["properties"]["params"];
-        assert_eq!(params["required"], json!(["_meta", "name"]));
+        assert_eq!(params["required"], json!(["_meta"]));
         assert_eq!(
             params["properties"]["_meta"],
             document()["$defs"]["request:tools/call"]["properties"]["params"]["properties"]["_meta"]
         );
+        assert!(prechecks.jsonrpc && prechecks.named);
     }
 
     #[test]
     fn a_property_that_says_more_than_the_stages_hold_stays() {
         // A notification's method schema here also bounds its length, and a
         // notification's id is not the classify stage's to hold.
-        let schema = gate_root_schema(
+        let GateRoot { schema, prechecks } = gate_root(
             &document(),
             "notification:notifications/initialized",
             Lane::Modern,
-        )
-        .unwrap();
-        assert_eq!(schema["required"], json!(["jsonrpc"]));
+        );
+        assert_eq!(schema.get("required"), None);
         let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(names, ["id", "jsonrpc", "method"]);
+        assert_eq!(names, ["id", "method"]);
+        assert_eq!(
+            prechecks,
+            Prechecks {
+                jsonrpc: true,
+                named: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_precheck_is_set_only_where_the_root_requires_exactly_its_fact() {
+        let mut document = document();
+        let root = &mut document["$defs"]["request:tools/call"];
+        root["properties"]["jsonrpc"] = json!({"enum": ["2.0"]});
+        root["properties"]["params"]["properties"]["name"] =
+            json!({"type": "string", "minLength": 1});
+        let GateRoot { schema, prechecks } =
+            gate_root(&document, "request:tools/call", Lane::Modern);
+        assert_eq!(prechecks, Prechecks::default());
+        assert_eq!(schema["required"], json!(["jsonrpc", "params"]));
+        assert_eq!(schema["properties"]["params"]["required"], json!(["name"]));
+        // Not required: nothing to hold either.
+        let mut document = self::document();
+        document["$defs"]["request:tools/call"]["required"] = json!(["id", "method", "params"]);
+        let GateRoot { schema, prechecks } =
+            gate_root(&document, "request:tools/call", Lane::Modern);
+        assert!(!prechecks.jsonrpc && prechecks.named);
+        assert_eq!(schema["properties"]["jsonrpc"], json!({"const": "2.0"}));
     }
 
     #[test]
     fn a_member_of_a_closed_object_stays_named() {
         let mut document = document();
         document["$defs"]["request:tools/call"]["additionalProperties"] = json!(false);
-        let schema = gate_root_schema(&document, "request:tools/call", Lane::Modern).unwrap();
+        let GateRoot { schema, prechecks } =
+            gate_root(&document, "request:tools/call", Lane::Modern);
         assert_eq!(schema["properties"]["id"], json!(true));
+        assert_eq!(schema["properties"]["jsonrpc"], json!(true));
+        assert!(prechecks.jsonrpc);
         assert_eq!(schema["properties"]["method"], json!(true));
         let validator = compile_schema::<jsonschema::json::SerdeJson>(Some(schema), "x").unwrap();
         let mut message = json!({
@@ -291,7 +409,9 @@ mod tests {
 
     #[test]
     fn answer_roots_are_only_inlined() {
-        let schema = gate_root_schema(&document(), "response:result", Lane::Legacy).unwrap();
+        let GateRoot { schema, prechecks } =
+            gate_root(&document(), "response:result", Lane::Legacy);
+        assert_eq!(prechecks, Prechecks::default());
         assert_eq!(
             schema,
             inlined_root_schema(&document(), "response:result").unwrap()
@@ -308,9 +428,9 @@ mod tests {
             let parsed = document.parse();
             let lane = document.revision().lane();
             for key in root_keys(&parsed) {
-                let schema = gate_root_schema(&parsed, &key, lane);
-                assert!(schema.is_some(), "{key}");
-                compile_schema::<TapeJson>(schema, &key).unwrap();
+                let gate_root = gate_root_schema(&parsed, &key, lane);
+                assert!(gate_root.is_some(), "{key}");
+                compile_schema::<TapeJson>(gate_root.map(|r| r.schema), &key).unwrap();
             }
         }
     }

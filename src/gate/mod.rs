@@ -246,7 +246,7 @@ impl Gate {
             self.binding_phase(headers, &message, named)?;
         }
         let (method, root) = self.dispatch_phase(revision, &message)?;
-        self.schema_phase(root, document.root(), &message)?;
+        self.schema_phase(root, document.root(), &message, named)?;
         let watch = match (message.kind, method) {
             (Kind::Request, Some("tools/call")) => {
                 self.value_phase(headers, revision, &message, named)?
@@ -520,8 +520,9 @@ impl Gate {
         root: &Root,
         instance: TapeNode<'_>,
         message: &Classified<'_>,
+        named: Option<TapeNode<'_>>,
     ) -> Result<(), Rejection> {
-        if root.validator.is_valid(instance) {
+        if root.prechecks.hold(message, named) && root.validator.is_valid(instance) {
             return Ok(());
         }
         let mut collector = Collector::with_flag(is_envelope_problem);
