@@ -10,8 +10,7 @@ use super::binding::name_member;
 use super::classify::Classified;
 use super::distill::{ExplainOptions, Explainer};
 use super::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
-use super::parse::TapeJson;
-use super::parse::TapeNode;
+use super::parse::{TapeJson, TapeNode};
 use crate::protocol::{
     CompileRootError, Lane, RootKind, SchemaDocument, compile_schema, inlined_root_schema,
     parse_root_key, root_keys, root_schema,
