@@ -697,6 +697,10 @@ fn equality_keywords_give_known_verdicts() {
         (json!({"uniqueItems": true}), r#"["\u0061","a"]"#, false),
         (json!({"uniqueItems": true}), r#"["a","ab",""]"#, true),
         (json!({"uniqueItems": true}), r#"["1",1]"#, true),
+        (json!({"uniqueItems": true}), r#"["a","a",1]"#, false),
+        (json!({"uniqueItems": true}), r#"["a",1,"a"]"#, false),
+        (json!({"uniqueItems": true}), r#"["a","b",1,1.0]"#, false),
+        (json!({"uniqueItems": true}), r#"["a","b",1]"#, true),
         (
             json!({"uniqueItems": true}),
             "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,-0.0]",

@@ -185,23 +185,25 @@ impl<'a> Object<'a, TapeJson> for TapeObject<'a> {
 #[derive(Clone, Copy)]
 pub struct TapeArray<'a>(TapeNode<'a>);
 
-/// Whether `items` are distinct, when they are all strings; `None` when
-/// any is not.
+/// Whether `items` are distinct, decided as text where they are strings:
+/// `Some(false)` at the first two equal strings, `Some(true)` when all are
+/// distinct strings, `None` at an element that is not a string.
 fn strings_unique<'t>(items: &[simd_json::Node<'t>]) -> Option<bool> {
-    use simd_json::Node;
-    if !items.iter().all(|item| matches!(item, Node::String(_))) {
-        return None;
-    }
-    let text = |item: &Node<'t>| -> &'t str {
+    let text = |item: &simd_json::Node<'t>| -> Option<&'t str> {
         match item {
-            Node::String(text) => text,
-            _ => "",
+            simd_json::Node::String(text) => Some(text),
+            _ => None,
         }
     };
-    Some(items.iter().enumerate().all(|(at, item)| {
-        let item = text(item);
-        items[at + 1..].iter().all(|later| text(later) != item)
-    }))
+    for (at, item) in items.iter().enumerate() {
+        let item = text(item)?;
+        for later in &items[at + 1..] {
+            if text(later)? == item {
+                return Some(false);
+            }
+        }
+    }
+    Some(true)
 }
 
 /// Arrays up to this size compare their elements pairwise (as `jsonschema`'s
