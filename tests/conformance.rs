@@ -493,7 +493,8 @@ fn reaches_schema_stage(key: &str, message: &Value, lane: Lane) -> bool {
 /// `key`'s verdict (restated from the gate's rules, like
 /// [`reaches_schema_stage`]): `jsonrpc` is `"2.0"`; `params` holds the
 /// member `Mcp-Name` mirrors (`name`, or `uri` for `resources/read`) as a
-/// string. Each only where the gate's root left that fact out.
+/// string; `params` is present; `params`, where present, is an object. Each
+/// only where the gate's root left that fact out.
 fn prechecks_hold(prechecks: Prechecks, key: &str, message: &Value) -> bool {
     let named = match parse_root_key(key) {
         Some(RootKind::Request("tools/call" | "prompts/get")) => Some("name"),
@@ -502,6 +503,8 @@ fn prechecks_hold(prechecks: Prechecks, key: &str, message: &Value) -> bool {
     };
     (!prechecks.jsonrpc || message["jsonrpc"] == "2.0")
         && (!prechecks.named || named.is_some_and(|member| message["params"][member].is_string()))
+        && (!prechecks.params || message.get("params").is_some())
+        && (!prechecks.params_object || message.get("params").is_none_or(Value::is_object))
 }
 
 fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Difference]) -> Tally {

@@ -259,7 +259,7 @@ fn a_params_problem_is_invalid_params_and_an_envelope_problem_invalid_request() 
 /// verdict (the root it compiles leaves them out); a message that fails
 /// them gets the answer of the root as written, naming the member.
 #[test]
-fn a_wrong_jsonrpc_or_name_is_refused_and_named_as_the_schema_says() {
+fn a_wrong_jsonrpc_or_name_or_missing_params_is_refused_and_named_as_the_schema_says() {
     let gate = gate();
     let answer_to = |message: &Value| {
         reject_body(&gate.check(
@@ -306,6 +306,24 @@ fn a_wrong_jsonrpc_or_name_is_refused_and_named_as_the_schema_says() {
     assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
     let text = answer["error"]["message"].as_str().unwrap();
     assert!(text.contains("name"), "{text}");
+
+    // No params at all: the root as written requires them.
+    let mut message = tools_call(json!(5), "echo", json!({}));
+    message.as_object_mut().unwrap().remove("params");
+    let answer = answer_to(&message);
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    assert_eq!(answer["id"], json!(5));
+    let text = answer["error"]["message"].as_str().unwrap();
+    assert!(text.contains("'params'"), "{text}");
+
+    // Params that are not an object.
+    for params in [json!([1]), json!("x"), Value::Null] {
+        let mut message = tools_call(json!(6), "echo", json!({}));
+        message["params"] = params.clone();
+        let answer = answer_to(&message);
+        assert_eq!(answer["error"]["code"], json!(-32600), "{params}: {answer}");
+        assert_eq!(paths(&answer), ["/params"], "{answer}");
+    }
 }
 
 #[test]

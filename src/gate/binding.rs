@@ -60,8 +60,11 @@ pub fn name_member(method: &str) -> Option<&'static str> {
 /// The member of `params` that `Mcp-Name` mirrors for the message's method
 /// ([`name_member`]), if the method has one and the message holds it.
 pub fn named<'p>(message: &Classified<'p>) -> Option<TapeNode<'p>> {
-    let member = name_member(message.method?)?;
-    message.params?.get(member)
+    match name_member(message.method?)? {
+        "name" => message.members.name,
+        "uri" => message.members.uri,
+        _ => None,
+    }
 }
 
 /// `named` is what [`named`] gives for `message`.

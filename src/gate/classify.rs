@@ -103,6 +103,8 @@ pub struct Classified<'p> {
     pub method: Option<&'p str>,
     /// `params`, when present.
     pub params: Option<TapeNode<'p>>,
+    /// The members of `params` later stages read, found in the same pass.
+    pub members: ParamsMembers<'p>,
     /// Whether `jsonrpc` is the string `"2.0"` (the schema stage's to
     /// refuse otherwise; see `dispatch::Prechecks`).
     pub jsonrpc_2_0: bool,
@@ -123,12 +125,44 @@ impl<'p> Classified<'p> {
     }
 }
 
+/// The members of `params` that the lane, binding and value stages read,
+/// each `None` when absent or when `params` is not an object. One pass over
+/// `params` finds them all, rather than one lookup per stage.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ParamsMembers<'p> {
+    /// `name` (`tools/call`, `prompts/get`).
+    pub name: Option<TapeNode<'p>>,
+    /// `uri` (`resources/read`).
+    pub uri: Option<TapeNode<'p>>,
+    /// `_meta`.
+    pub meta: Option<TapeNode<'p>>,
+    /// `arguments` (`tools/call`).
+    pub arguments: Option<TapeNode<'p>>,
+}
+
+impl<'p> ParamsMembers<'p> {
+    fn read(params: TapeNode<'p>) -> Self {
+        let mut found = ParamsMembers::default();
+        for (key, value) in params.members() {
+            match key {
+                "name" => found.name = Some(value),
+                "uri" => found.uri = Some(value),
+                "_meta" => found.meta = Some(value),
+                "arguments" => found.arguments = Some(value),
+                _ => {}
+            }
+        }
+        found
+    }
+}
+
 /// Tags a parsed body's root.
 pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
     let unknown = Classified {
         kind: Kind::Unknown,
         method: None,
         params: None,
+        members: ParamsMembers::default(),
         jsonrpc_2_0: false,
         id: None,
     };
@@ -157,11 +191,13 @@ pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
         }
     }
     if let Some(method) = method {
+        let members = params.map(ParamsMembers::read).unwrap_or_default();
         return match id {
             None => Classified {
                 kind: Kind::Notification,
                 method: Some(method),
                 params,
+                members,
                 jsonrpc_2_0,
                 id: None,
             },
@@ -170,6 +206,7 @@ pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
                     kind: Kind::Request,
                     method: Some(method),
                     params,
+                    members,
                     jsonrpc_2_0,
                     id: echo,
                 },
@@ -177,6 +214,7 @@ pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
                     kind: Kind::UnidentifiedRequest,
                     method: Some(method),
                     params,
+                    members,
                     jsonrpc_2_0,
                     id: None,
                 },

@@ -10,7 +10,7 @@ use super::binding::name_member;
 use super::classify::Classified;
 use super::distill::{ExplainOptions, Explainer};
 use super::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
-use super::parse::{TapeJson, TapeNode};
+use super::parse::{NodeKind, TapeJson, TapeNode};
 use crate::protocol::{
     CompileRootError, Lane, RootKind, SchemaDocument, compile_schema, inlined_root_schema,
     parse_root_key, root_keys, root_schema,
@@ -38,6 +38,10 @@ pub struct Prechecks {
     /// `params` holds the method's named member (`name` or `uri`, the one
     /// `Mcp-Name` mirrors) as a string.
     pub named: bool,
+    /// `params` is present.
+    pub params: bool,
+    /// `params`, where present, is an object.
+    pub params_object: bool,
 }
 
 impl Prechecks {
@@ -45,6 +49,11 @@ impl Prechecks {
     pub fn hold(&self, message: &Classified<'_>, named: Option<TapeNode<'_>>) -> bool {
         (!self.jsonrpc || message.jsonrpc_2_0)
             && (!self.named || named.is_some_and(|member| member.as_str().is_some()))
+            && (!self.params || message.params.is_some())
+            && (!self.params_object
+                || message
+                    .params
+                    .is_none_or(|params| params.kind() == NodeKind::Object))
     }
 }
 
@@ -135,9 +144,12 @@ impl RootSet {
 /// - on the modern lane, a request whose `params` is an object has a
 ///   `_meta` object with a string protocol version and an object of client
 ///   capabilities (the lane's protocol-fields check, which refuses with
-///   `-32602` otherwise);
-/// - `jsonrpc` is `"2.0"`, and `params` holds the method's named member as
-///   a string (prechecks: classify and the header binding read both).
+///   `-32602` otherwise), so `_meta`'s `"type": "object"` goes too;
+/// - a request or notification is an object (classify: anything else is
+///   refused there), so its root's `"type": "object"` goes;
+/// - `jsonrpc` is `"2.0"`, `params` is present, is an object and holds the
+///   method's named member as a string (prechecks: classify and the header
+///   binding read all four).
 ///
 /// Why: every keyword is one more validator call per message; these take
 /// about a fifth of the schema verdict of a `tools/call`. A keyword is left
@@ -161,6 +173,7 @@ pub fn gate_root_schema(document: &Value, key: &str, lane: Lane) -> Option<GateR
         members.push(("id", &proven_id));
     }
     drop_proven(&mut schema, &members);
+    drop_object_type(&mut schema);
     prechecks.jsonrpc = drop_required_exactly(
         &mut schema,
         "jsonrpc",
@@ -172,6 +185,13 @@ pub fn gate_root_schema(document: &Value, key: &str, lane: Lane) -> Option<GateR
         prechecks.named =
             drop_required_exactly(params, member, &serde_json::json!({ "type": "string" }));
     }
+    // Only the `required` entry and the type: the property's schema says
+    // more.
+    prechecks.params = requires(&schema, "params");
+    drop_required(&mut schema, &["params"]);
+    if let Some(params) = schema.pointer_mut("/properties/params") {
+        prechecks.params_object = drop_object_type(params);
+    }
     if id_proven
         && lane == Lane::Modern
         && let Some(params) = schema.pointer_mut("/properties/params")
@@ -180,14 +200,26 @@ pub fn gate_root_schema(document: &Value, key: &str, lane: Lane) -> Option<GateR
             params,
             &[("_meta", &serde_json::json!({ "type": "object" }))],
         );
-        // Only the two protocol fields: `_meta`'s own schema says more.
+        // Only the two protocol fields, and that `_meta` is an object:
+        // `_meta`'s own schema says more.
         if let Some(meta) = params.pointer_mut("/properties/_meta") {
             let string = serde_json::json!({ "type": "string" });
             drop_proven(meta, &[(META_PROTOCOL_VERSION, &string)]);
             drop_required(meta, &[META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES]);
+            drop_object_type(meta);
         }
     }
     Some(GateRoot { schema, prechecks })
+}
+
+/// Leaves out a schema's `"type": "object"` (where the stages before have
+/// proven the instance an object, or a precheck will); whether it did.
+fn drop_object_type(schema: &mut Value) -> bool {
+    schema
+        .as_object_mut()
+        .filter(|object| object.get("type") == Some(&Value::from("object")))
+        .and_then(|object| object.remove("type"))
+        .is_some()
 }
 
 /// Whether an object schema lists `name` in `required`.
@@ -311,7 +343,8 @@ mod tests {
     fn a_request_root_leaves_out_its_id_and_method_and_the_modern_protocol_fields() {
         let GateRoot { schema, prechecks } =
             gate_root(&document(), "request:tools/call", Lane::Modern);
-        assert_eq!(schema["required"], json!(["params"]));
+        assert_eq!(schema.get("required"), None);
+        assert_eq!(schema.get("type"), None);
         let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
         assert_eq!(names, ["params"]);
         let params = &schema["properties"]["params"];
@@ -319,13 +352,16 @@ mod tests {
         let meta = &params["properties"]["_meta"];
         // What the protocol-fields check does not hold stays.
         assert_eq!(meta["required"], json!(["x"]));
+        assert_eq!(meta.get("type"), None);
         let meta_names: Vec<&String> = meta["properties"].as_object().unwrap().keys().collect();
         assert_eq!(meta_names, [META_CLIENT_CAPABILITIES]);
         assert_eq!(
             prechecks,
             Prechecks {
                 jsonrpc: true,
-                named: true
+                named: true,
+                params: true,
+                params_object: true
             }
         );
     }
@@ -334,14 +370,17 @@ mod tests {
     fn the_legacy_lane_keeps_the_protocol_fields() {
         let GateRoot { schema, prechecks } =
             gate_root(&document(), "request:tools/call", Lane::Legacy);
-        assert_eq!(schema["required"], json!(["params"]));
+        assert_eq!(schema.get("required"), None);
         let params = &schema["properties"]["params"];
         assert_eq!(params["required"], json!(["_meta"]));
         assert_eq!(
             params["properties"]["_meta"],
             document()["$defs"]["request:tools/call"]["properties"]["params"]["properties"]["_meta"]
         );
-        assert!(prechecks.jsonrpc && prechecks.named);
+        assert!(
+            prechecks.jsonrpc && prechecks.named && prechecks.params && prechecks.params_object
+        );
+        assert_eq!(params.get("type"), None);
     }
 
     #[test]
@@ -360,7 +399,9 @@ mod tests {
             prechecks,
             Prechecks {
                 jsonrpc: true,
-                named: false
+                named: false,
+                params: false,
+                params_object: false
             }
         );
     }
@@ -374,15 +415,23 @@ mod tests {
             json!({"type": "string", "minLength": 1});
         let GateRoot { schema, prechecks } =
             gate_root(&document, "request:tools/call", Lane::Modern);
-        assert_eq!(prechecks, Prechecks::default());
-        assert_eq!(schema["required"], json!(["jsonrpc", "params"]));
+        assert_eq!(
+            prechecks,
+            Prechecks {
+                params: true,
+                params_object: true,
+                ..Prechecks::default()
+            }
+        );
+        assert_eq!(schema["required"], json!(["jsonrpc"]));
         assert_eq!(schema["properties"]["params"]["required"], json!(["name"]));
         // Not required: nothing to hold either.
         let mut document = self::document();
-        document["$defs"]["request:tools/call"]["required"] = json!(["id", "method", "params"]);
+        document["$defs"]["request:tools/call"]["required"] = json!(["id", "method"]);
         let GateRoot { schema, prechecks } =
             gate_root(&document, "request:tools/call", Lane::Modern);
-        assert!(!prechecks.jsonrpc && prechecks.named);
+        assert!(!prechecks.jsonrpc && !prechecks.named && !prechecks.params);
+        assert!(prechecks.params_object);
         assert_eq!(schema["properties"]["jsonrpc"], json!({"const": "2.0"}));
     }
 

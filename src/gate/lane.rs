@@ -71,10 +71,10 @@ pub fn check_protocol_fields<'a>(
     }
     // Params that are missing or not an object are the schema stage's to
     // report (an envelope problem).
-    let Some(params) = message.params.filter(|p| p.kind() == NodeKind::Object) else {
+    if message.params.is_none_or(|p| p.kind() != NodeKind::Object) {
         return Ok(());
-    };
-    let meta = params.get("_meta");
+    }
+    let meta = message.members.meta;
     let (version, capabilities) = protocol_members(meta);
     match revision.lane() {
         Lane::Legacy => {

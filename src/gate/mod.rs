@@ -280,7 +280,7 @@ impl Gate {
     fn parse_phase<'p>(
         &self,
         parser: &'p mut Parser,
-        body: &[u8],
+        body: &'p [u8],
     ) -> Result<parse::Document<'p>, Rejection> {
         let limits = ParseLimits {
             max_depth: self.config.max_depth,
@@ -360,8 +360,8 @@ impl Gate {
     /// revisions it can name there; others every revision served.
     fn supported_for(&self, message: &Classified<'_>) -> &[&'static str] {
         let per_request = message
-            .params
-            .and_then(|p| p.get("_meta"))
+            .members
+            .meta
             .and_then(|m| m.get(lane::META_PROTOCOL_VERSION))
             .is_some();
         if per_request && !self.supported_per_request.is_empty() {
@@ -564,14 +564,13 @@ impl Gate {
         named: Option<TapeNode<'a>>,
     ) -> Result<Option<watch::Watch>, Rejection> {
         let catalog = self.catalog.load();
-        let params = message.params;
         let name = named.and_then(|n| n.as_str()).unwrap_or_default();
         let Some(tool) = catalog.get(name) else {
             return self
                 .unknown_tool_phase(&catalog, name, message)
                 .map(|()| None);
         };
-        let arguments = params.and_then(|p| p.get("arguments"));
+        let arguments = message.members.arguments;
         let valid = match arguments {
             Some(arguments) => tool.input.is_valid(arguments),
             None => tool.accepts_no_arguments,

@@ -5,7 +5,7 @@ use std::hash::RandomState;
 
 use simd_json::{Node, StaticNode};
 
-use super::node::span;
+use super::subtree::span;
 
 /// Objects with at most this many members compare their keys pairwise:
 /// most pairs differ in length and cost one comparison, cheaper than a

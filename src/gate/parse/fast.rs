@@ -252,10 +252,20 @@ fn key_bits(key: &str) -> u64 {
     (1 << (mixed >> 58)) | (1 << ((mixed >> 52) & 63))
 }
 
+/// The largest mantissa every `f64` holds exactly: 2^53.
+const EXACT_MANTISSA: u64 = 1 << 53;
+
+/// 10^0 to 10^22: the powers of ten `f64` holds exactly.
+const POWERS_OF_TEN: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
 /// A number at `at` as simd-json holds it, and the position after it:
 /// an integer as `U64` when not negative and `I64` when negative (`-0`
 /// included); one with a fraction or an exponent as `F64`, correctly
-/// rounded as simd-json's does (`str::parse`). `None` for an integer part of
+/// rounded as simd-json's does (`str::parse`, or one exact operation where
+/// that gives the same). `None` for an integer part of
 /// [`MAX_DIGITS`] digits or more, a float beyond `f64`'s range, or no
 /// digits where the grammar needs one. A leading zero followed by more
 /// digits is left to the caller, which finds a digit where a delimiter must
@@ -280,19 +290,61 @@ fn number_at(bytes: &[u8], at: usize) -> Option<(StaticNode, usize)> {
         return None;
     }
     let mut float = false;
+    // The literal is `value` × 10^`scale` while every digit fits below 2^53.
+    let mut scale: i64 = 0;
+    let mut exact = value <= EXACT_MANTISSA;
     if bytes.get(end) == Some(&b'.') {
         float = true;
-        end = digits_after(bytes, end + 1)?;
+        let from = end + 1;
+        end = from;
+        while let Some(&digit @ b'0'..=b'9') = bytes.get(end) {
+            if value <= (EXACT_MANTISSA - 9) / 10 {
+                value = value * 10 + u64::from(digit - b'0');
+                scale -= 1;
+            } else {
+                exact = false;
+            }
+            end += 1;
+        }
+        if end == from {
+            return None;
+        }
     }
     if let Some(b'e' | b'E') = bytes.get(end) {
         float = true;
         end += 1;
+        let negative_exponent = bytes.get(end) == Some(&b'-');
         if let Some(b'+' | b'-') = bytes.get(end) {
             end += 1;
         }
-        end = digits_after(bytes, end)?;
+        let from = end;
+        end = digits_after(bytes, from)?;
+        // Past four digits the fast rule below cannot apply anyway.
+        let exponent = bytes[from..end]
+            .iter()
+            .take(4)
+            .fold(0, |sum, digit| sum * 10 + i64::from(digit - b'0'));
+        exact &= end - from <= 4;
+        scale += if negative_exponent {
+            -exponent
+        } else {
+            exponent
+        };
     }
     if float {
+        if exact && (-22..=22).contains(&scale) {
+            // Clinger's fast path: the mantissa and the power of ten are
+            // both exact in `f64`, so one multiplication or division rounds
+            // once, correctly, to what the decimal literal means.
+            let mantissa = value as f64;
+            let magnitude = if scale < 0 {
+                mantissa / POWERS_OF_TEN[scale.unsigned_abs() as usize]
+            } else {
+                mantissa * POWERS_OF_TEN[scale as usize]
+            };
+            let value = if negative { -magnitude } else { magnitude };
+            return Some((StaticNode::F64(value), end));
+        }
         // Only JSON's number grammar reaches here, which `f64`'s parser
         // takes whole (it takes more, such as `inf`, that cannot occur).
         let literal = std::str::from_utf8(bytes.get(at..end)?).ok()?;
@@ -483,6 +535,36 @@ mod tests {
             let body = format!("[{number}]");
             if let Some(tape) = fast(&body) {
                 proptest::prop_assert_eq!(tape, simd(&body), "{}", number);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Short mantissas and small exponents: where one exact operation
+        /// stands in for `str::parse`, and the edges where it must not.
+        #[test]
+        fn short_decimals_read_as_str_parse_reads_them(
+            negative in proptest::bool::ANY,
+            int in "(0|[1-9][0-9]{0,16})",
+            fraction in "[0-9]{1,17}",
+            exponent in -30i32..30,
+        ) {
+            let sign = if negative { "-" } else { "" };
+            for number in [
+                format!("{sign}{int}.{fraction}"),
+                format!("{sign}{int}.{fraction}e{exponent}"),
+                format!("{sign}{int}E{exponent}"),
+            ] {
+                let expected: f64 = number.parse().unwrap();
+                let read = number_at(number.as_bytes(), 0);
+                proptest::prop_assert_eq!(
+                    read,
+                    Some((StaticNode::F64(expected), number.len())),
+                    "{}", number
+                );
+                if let Some((StaticNode::F64(value), _)) = read {
+                    proptest::prop_assert_eq!(value.to_bits(), expected.to_bits(), "{}", number);
+                }
             }
         }
     }

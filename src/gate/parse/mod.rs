@@ -6,13 +6,14 @@
 //! bodies clients usually send in one pass and only ever accepts, and
 //! simd-json, which parses every other body and answers every refusal.
 //!
-//! Why the body is copied: simd-json parses in place (it unescapes strings
+//! Why simd-json gets a copy: it parses in place (it unescapes strings
 //! inside its input), but the gateway forwards the original bytes untouched.
 //! So the body is copied into the worker's scratch buffer, padded, and parsed
-//! there; the caller's bytes are never written. (The fast path reads the copy
-//! kept for error instances, and writes nothing.) The scratch buffer, simd-json's
-//! buffers and the tape are kept in the [`Parser`] and reused, so a parse in
-//! steady state allocates nothing.
+//! there; the caller's bytes are never written. The fast path writes nothing
+//! and reads the caller's bytes, so a body it takes is not copied at all (a
+//! document borrows the body as long as the parser). The scratch buffer,
+//! simd-json's buffers and the tape are kept in the [`Parser`] and reused, so
+//! a parse in steady state allocates nothing.
 //!
 //! Why duplicate keys are refused: JSON leaves their meaning open, and
 //! readers disagree. simd-json's `BorrowedValue` keeps the first duplicate in
@@ -42,6 +43,8 @@ mod node;
 mod reuse;
 #[allow(unsafe_code)]
 mod scan;
+#[allow(unsafe_code)]
+mod subtree;
 
 use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
 
@@ -49,7 +52,8 @@ pub use backend::{TapeArray, TapeJson, TapeObject};
 pub use node::{Elements, Members, NodeKind, TapeNode, TapeNumber};
 
 use dupes::{Defect, KeyTable};
-use reuse::TapeStore;
+use reuse::{BodyStore, TapeStore};
+use subtree::Subtree;
 
 /// Limits a body must stay within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,14 +104,14 @@ impl std::error::Error for ParseError {}
 /// The original bytes of the document being read, and where its tape lies:
 /// what a deferred error instance is rebuilt from.
 pub(crate) struct Source {
-    body: Vec<u8>,
+    body: BodyStore,
     tape_address: usize,
     tape_len: usize,
 }
 
 /// The source of nodes that belong to no document (property names).
 static DETACHED: Source = Source {
-    body: Vec::new(),
+    body: BodyStore::empty(),
     tape_address: 0,
     tape_len: 0,
 };
@@ -118,7 +122,7 @@ impl Source {
     }
 
     fn body(&self) -> &[u8] {
-        &self.body
+        self.body.get()
     }
 
     /// The tape index of the node at `address`, if it is one of this
@@ -142,9 +146,8 @@ impl Source {
         let Ok(tape) = simd_json::to_tape_with_buffers(&mut copy, &mut buffers) else {
             return serde_json::Value::Null;
         };
-        let index = tag as usize;
-        match tape.0.get(index) {
-            Some(head) => node::subtree_to_value(&tape.0[index..index + node::span(head)]),
+        match tape.0.get(tag as usize..).and_then(Subtree::split) {
+            Some((subtree, _)) => node::subtree_to_value(subtree.nodes()),
             None => serde_json::Value::Null,
         }
     }
@@ -152,7 +155,7 @@ impl Source {
 
 /// A parser owned by one worker and reused for every body it reads.
 pub struct Parser {
-    /// The tape the fast path builds (its strings borrow `source.body`).
+    /// The tape the fast path builds (its strings borrow the body).
     fast_tape: TapeStore,
     /// The objects of the fast tape that may repeat a key.
     fast_objects: Vec<u32>,
@@ -181,7 +184,7 @@ impl Parser {
             },
             keys: KeyTable::new(),
             source: Source {
-                body: Vec::new(),
+                body: BodyStore::empty(),
                 tape_address: 0,
                 tape_len: 0,
             },
@@ -193,17 +196,16 @@ impl Parser {
     /// (the caller keeps the original bytes untouched for forwarding).
     pub fn parse<'p>(
         &'p mut self,
-        body: &[u8],
+        body: &'p [u8],
         limits: ParseLimits,
     ) -> Result<Document<'p>, ParseError> {
-        self.source.body.clear();
-        self.source.body.extend_from_slice(body);
+        self.source.body.set(body);
         self.source.tape_address = 0;
         self.source.tape_len = 0;
 
         let fast_tape = self.fast_tape.fill();
         let fast = fast::fill(
-            &self.source.body,
+            body,
             &mut fast_tape.0,
             &mut self.fast_objects,
             limits.max_depth,

@@ -10,6 +10,7 @@ use serde_json::{Map, Number, Value};
 use simd_json::{Node, StaticNode};
 
 use super::Source;
+use super::subtree::Subtree;
 
 /// The kind of a JSON value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +28,7 @@ pub enum NodeKind {
 #[derive(Clone, Copy)]
 pub struct TapeNode<'p> {
     /// The node followed by the rest of its subtree, nothing more.
-    nodes: &'p [Node<'p>],
+    nodes: Subtree<'p>,
     source: &'p Source,
 }
 
@@ -43,34 +44,24 @@ pub enum TapeNumber {
     F64(f64),
 }
 
-/// Number of tape nodes the subtree starting with `node` takes.
-pub(super) fn span(node: &Node<'_>) -> usize {
-    match node {
-        Node::Object { count, .. } | Node::Array { count, .. } => count + 1,
-        _ => 1,
-    }
-}
-
 impl<'p> TapeNode<'p> {
     /// The node at `index` of `tape`.
     pub(super) fn at(tape: &'p [Node<'p>], index: usize, source: &'p Source) -> Self {
-        let end = index + span(&tape[index]);
-        TapeNode {
-            nodes: &tape[index..end],
-            source,
-        }
+        let (nodes, _) = Subtree::split(&tape[index..]).expect("a subtree of the tape");
+        TapeNode { nodes, source }
     }
 
     /// A node that holds just a string, backed by `holder` (a one-node tape).
     pub(super) fn detached(holder: &'p [Node<'p>; 1]) -> Self {
+        let (nodes, _) = Subtree::split(holder).expect("one node");
         TapeNode {
-            nodes: holder,
+            nodes,
             source: Source::detached(),
         }
     }
 
     fn head(&self) -> &'p Node<'p> {
-        &self.nodes[0]
+        self.nodes.head()
     }
 
     pub(super) fn source(&self) -> &'p Source {
@@ -79,7 +70,7 @@ impl<'p> TapeNode<'p> {
 
     /// Address of this node in memory: unique among the nodes alive at once.
     pub(super) fn address(&self) -> usize {
-        self.nodes.as_ptr() as usize
+        self.nodes.nodes().as_ptr() as usize
     }
 
     pub fn kind(&self) -> NodeKind {
@@ -156,7 +147,7 @@ impl<'p> TapeNode<'p> {
     pub fn members(&self) -> Members<'p> {
         match self.head() {
             Node::Object { len, .. } => Members {
-                rest: &self.nodes[1..],
+                rest: self.nodes.below(),
                 remaining: *len,
                 source: self.source,
             },
@@ -172,7 +163,7 @@ impl<'p> TapeNode<'p> {
     pub fn elements(&self) -> Elements<'p> {
         match self.head() {
             Node::Array { len, .. } => Elements {
-                rest: &self.nodes[1..],
+                rest: self.nodes.below(),
                 remaining: *len,
                 source: self.source,
             },
@@ -188,7 +179,7 @@ impl<'p> TapeNode<'p> {
     /// object (each element is then exactly one node).
     pub(super) fn scalar_elements(&self) -> Option<&'p [Node<'p>]> {
         match *self.head() {
-            Node::Array { len, count } if len == count => self.nodes.get(1..=len),
+            Node::Array { len, count } if len == count => self.nodes.below().get(..len),
             _ => None,
         }
     }
@@ -209,7 +200,7 @@ impl<'p> TapeNode<'p> {
     /// The value as a `serde_json::Value` (cold path: it allocates the
     /// whole subtree). Iterative, so any depth is safe.
     pub fn to_value(&self) -> Value {
-        subtree_to_value(self.nodes)
+        subtree_to_value(self.nodes.nodes())
     }
 
     /// Equality under JSON Schema's rules (numbers compare mathematically,
@@ -376,11 +367,12 @@ impl<'p> Iterator for Members<'p> {
             return None;
         }
         self.remaining -= 1;
-        // One length check for the key and the value's head, one split.
-        let [Node::String(name), head, ..] = self.rest else {
+        let [Node::String(name), after_name @ ..] = self.rest else {
             unreachable!("an object member is a string key and a value on the tape")
         };
-        let (value, rest) = self.rest[1..].split_at(span(head));
+        let Some((value, rest)) = Subtree::split(after_name) else {
+            unreachable!("an object member's value is on the tape")
+        };
         self.rest = rest;
         Some((
             name,
@@ -414,10 +406,9 @@ impl<'p> Iterator for Elements<'p> {
             return None;
         }
         self.remaining -= 1;
-        let [head, ..] = self.rest else {
+        let Some((element, rest)) = Subtree::split(self.rest) else {
             unreachable!("an array's element is on the tape")
         };
-        let (element, rest) = self.rest.split_at(span(head));
         self.rest = rest;
         Some(TapeNode {
             nodes: element,
