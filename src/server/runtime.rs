@@ -376,17 +376,17 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
     }
     drop(backlog);
     drop(listener);
-    while worker.open.get() > 0 && Instant::now() < deadline {
+    while worker.open() > 0 && Instant::now() < deadline {
         monoio::time::sleep(Duration::from_millis(5)).await;
     }
-    if worker.open.get() > 0 {
+    if worker.open() > 0 {
         tracing::warn!(
-            open = worker.open.get(),
+            open = worker.open(),
             "shutdown grace over; closing the remaining connections"
         );
         worker.cut_connections();
         let cut = Instant::now() + Duration::from_millis(500);
-        while worker.open.get() > 0 && Instant::now() < cut {
+        while worker.open() > 0 && Instant::now() < cut {
             monoio::time::sleep(Duration::from_millis(5)).await;
         }
     }

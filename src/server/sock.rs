@@ -50,6 +50,15 @@ pub(crate) fn recv_now(stream: &TcpStream, buf: &mut Vec<u8>) -> io::Result<usiz
     Ok(n)
 }
 
+/// Shuts down the read side of `fd` (it stays open): a read waiting on it
+/// takes what already arrived, then ends.
+///
+/// The caller must hold `fd` open, as for [`shutdown_both`].
+pub(crate) fn shutdown_read(fd: RawFd) {
+    // SAFETY: as in `shutdown_both`.
+    unsafe { libc::shutdown(fd, libc::SHUT_RD) };
+}
+
 /// Shuts down both directions of `fd` (it stays open).
 ///
 /// The caller must hold `fd` open: the worker removes a descriptor from its
