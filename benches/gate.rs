@@ -12,9 +12,10 @@
 
 #[path = "../tests/support/bodies.rs"]
 mod bodies;
+#[path = "support/value_gate.rs"]
+mod value_gate;
 
 use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
-use mcpgate::catalog::{Catalog, CatalogOptions};
 use mcpgate::gate::dispatch::gate_root_schema;
 use mcpgate::gate::parse::{ParseLimits, Parser, TapeJson};
 use mcpgate::gate::{Gate, GateConfig, Scratch, Verdict};
@@ -22,6 +23,7 @@ use mcpgate::protocol::{
     Lane, RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
 };
 use serde_json::json;
+use value_gate::{SearchOrders, tool_call};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -122,42 +124,9 @@ fn invalid(c: &mut Criterion) {
     group.finish();
 }
 
-/// A 2026-07-28 `tools/call` of `tool` and the headers a client sends.
-fn tool_call(tool: &str, arguments: serde_json::Value) -> (Vec<(String, String)>, Vec<u8>) {
-    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {}},
-        "name": tool, "arguments": arguments}});
-    let mut headers = vec![
-        ("MCP-Protocol-Version".to_owned(), "2026-07-28".to_owned()),
-        ("Mcp-Method".to_owned(), "tools/call".to_owned()),
-        ("Mcp-Name".to_owned(), tool.to_owned()),
-    ];
-    if let Some(region) = message["params"]["arguments"]["region"].as_str() {
-        headers.push(("Mcp-Param-Region".to_owned(), region.to_owned()));
-    }
-    (headers, serde_json::to_vec(&message).unwrap())
-}
-
 fn tools_call_values(c: &mut Criterion) {
-    let catalog_path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/catalog/tools.json");
-    let catalog = Catalog::from_file(
-        std::path::Path::new(catalog_path),
-        &CatalogOptions::default(),
-    )
-    .unwrap();
-    let input = catalog.get("search_orders").unwrap().schema.clone();
-    let gate = Gate::new(GateConfig::default()).unwrap();
-    gate.set_catalog(catalog);
+    let case = SearchOrders::new();
     let mut scratch = Scratch::default();
-    let document = SchemaDocument::Mcp2026_07_28.parse();
-    let message_root =
-        compile_root_as_written(&document, &RootKind::Request("tools/call").key()).unwrap();
-    let arguments_root = jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .should_validate_formats(true)
-        .build(&input)
-        .unwrap();
     // Ten properties, two levels: the 10-property nested tool.
     let valid = bodies::search_orders_arguments();
     let mut invalid = valid.clone();
@@ -167,33 +136,21 @@ fn tools_call_values(c: &mut Criterion) {
     let mut group = c.benchmark_group("gate/tools-call/search_orders");
     for (op, arguments, allowed) in [("valid", valid, true), ("invalid", invalid, false)] {
         let (headers, body) = tool_call("search_orders", arguments);
-        let verdict = gate.check_with(&mut scratch, headers.as_slice(), &body);
+        let verdict = case
+            .gate
+            .check_with(&mut scratch, headers.as_slice(), &body);
         assert_eq!(matches!(verdict, Verdict::Allow(_)), allowed, "{verdict:?}");
         group.bench_function(format!("check_{op}"), |b| {
             b.iter(|| {
                 matches!(
-                    gate.check_with(&mut scratch, headers.as_slice(), black_box(&body)),
+                    case.gate
+                        .check_with(&mut scratch, headers.as_slice(), black_box(&body)),
                     Verdict::Allow(_)
                 )
             })
         });
-        // What a user would write: parse, validate the message, validate
-        // the arguments, and on a refusal collect the errors to answer.
         group.bench_function(format!("serde_jsonschema_{op}"), |b| {
-            b.iter(|| {
-                let value: serde_json::Value = serde_json::from_slice(black_box(&body)).unwrap();
-                if !message_root.is_valid(&value) {
-                    return 0;
-                }
-                let arguments = &value["params"]["arguments"];
-                if arguments_root.is_valid(arguments) {
-                    return 1;
-                }
-                arguments_root
-                    .iter_errors(arguments)
-                    .map(|e| e.to_string().len())
-                    .sum::<usize>()
-            })
+            b.iter(|| case.baseline(black_box(&body)))
         });
     }
     group.finish();
