@@ -20,14 +20,19 @@
 pub(super) fn string_at(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
     let start = at + 1;
     let stop = first_stop::<true>(bytes, start)?;
-    match bytes[stop] {
+    debug_assert!(start <= stop && stop < bytes.len());
+    // SAFETY: `first_stop` gives a position of `bytes` at or after the one
+    // it was given (`start`), so `stop` indexes `bytes` and `start..stop`
+    // is a range of it.
+    let (stop_byte, between) =
+        unsafe { (*bytes.get_unchecked(stop), bytes.get_unchecked(start..stop)) };
+    match stop_byte {
         b'"' => {
-            let ascii = &bytes[start..stop];
-            debug_assert!(ascii.is_ascii());
+            debug_assert!(between.is_ascii());
             // SAFETY: `first_stop::<true>` stops at the first byte of 0x80
             // or above, so every byte before `stop` is ASCII, and ASCII is
             // UTF-8.
-            let text = unsafe { std::str::from_utf8_unchecked(ascii) };
+            let text = unsafe { std::str::from_utf8_unchecked(between) };
             Some((text, stop + 1))
         }
         0x80.. => non_ascii_string(bytes, start, stop),
@@ -53,29 +58,28 @@ fn non_ascii_string(bytes: &[u8], start: usize, from: usize) -> Option<(&str, us
 /// above; `None` if there is none.
 #[inline(always)]
 fn first_stop<const NON_ASCII: bool>(bytes: &[u8], from: usize) -> Option<usize> {
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut rest = bytes.get(from..)?;
+    // Where `rest` starts in `bytes`.
+    let at = |rest: &[u8]| bytes.len() - rest.len();
     #[cfg(target_arch = "x86_64")]
-    let from = {
-        let mut from = from;
-        while let Some(chunk) = bytes.get(from..).and_then(<[u8]>::first_chunk::<16>) {
-            let found = stops_in_16::<NON_ASCII>(chunk);
-            if found != 0 {
-                let stop = from + found.trailing_zeros() as usize;
-                debug_assert!(is_stop::<NON_ASCII>(bytes[stop]));
-                debug_assert!(
-                    !bytes[from..stop]
-                        .iter()
-                        .any(|&byte| is_stop::<NON_ASCII>(byte))
-                );
-                return Some(stop);
-            }
-            from += 16;
+    while let Some((chunk, tail)) = rest.split_first_chunk::<16>() {
+        let found = stops_in_16::<NON_ASCII>(chunk);
+        if found != 0 {
+            let stop = at(rest) + found.trailing_zeros() as usize;
+            debug_assert!(is_stop::<NON_ASCII>(bytes[stop]));
+            debug_assert!(
+                !bytes[from..stop]
+                    .iter()
+                    .any(|&byte| is_stop::<NON_ASCII>(byte))
+            );
+            return Some(stop);
         }
-        from
-    };
-    let rest = bytes.get(from..)?;
+        rest = tail;
+    }
     rest.iter()
         .position(|&byte| is_stop::<NON_ASCII>(byte))
-        .map(|offset| from + offset)
+        .map(|offset| at(rest) + offset)
 }
 
 fn is_stop<const NON_ASCII: bool>(byte: u8) -> bool {
