@@ -4,7 +4,10 @@
 //! without checking them again.
 //!
 //! The scan is checked in debug builds against its plain definition; the
-//! text is taken only from bytes this module's own scan found ASCII.
+//! text is taken only from bytes this module's own scan found ASCII, and
+//! the stop byte and the text are read without a second bounds check only
+//! at a position this module's own scan gave (within the body, at or after
+//! the string's start).
 
 /// The string whose opening quote is at `at`, when it has no escape and no
 /// control character and its text is UTF-8: the text between the quotes
