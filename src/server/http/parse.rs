@@ -61,8 +61,10 @@ pub(crate) fn with_head<R>(
     // The absolute form (`http://host/path`, sent to proxies) names the
     // same path.
     let target = absolute_form_path(target);
-    let (path, query) = match target.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
+    // A byte search: `split_once('?')` and its char searcher took about 55
+    // instructions more per `/validate` request (callgrind).
+    let (path, query) = match target.bytes().position(|b| b == b'?') {
+        Some(at) => (&target[..at], Some(&target[at + 1..])),
         None => (target, None),
     };
 
