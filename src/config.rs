@@ -36,6 +36,10 @@ pub struct ServeArgs {
     /// Largest request body in bytes [default: 4194304].
     #[arg(long, env = "MCPGATE_BODY_LIMIT")]
     pub body_limit: Option<String>,
+    /// Most client connections open at once, split among the workers;
+    /// more wait in the kernel's backlog [default: 4096].
+    #[arg(long, env = "MCPGATE_MAX_CONNECTIONS")]
+    pub max_connections: Option<String>,
     /// Comma-separated origins allowed besides loopback; `*` for any.
     #[arg(long, env = "MCPGATE_ALLOWED_ORIGINS")]
     pub allowed_origins: Option<String>,
@@ -84,6 +88,7 @@ pub struct FileSettings {
     pub idle_timeout_ms: Option<u64>,
     pub read_timeout_ms: Option<u64>,
     pub shutdown_grace_ms: Option<u64>,
+    pub max_connections: Option<usize>,
     pub allowed_origins: Option<Vec<String>>,
     pub bearer_tokens: Option<Vec<String>>,
     pub revisions: Option<Vec<String>>,
@@ -234,6 +239,18 @@ impl Settings {
                 ));
             }
             server.max_headers = n;
+        }
+        let max_connections = args
+            .max_connections
+            .as_deref()
+            .map(|t| parse_number("max_connections", t))
+            .transpose()?
+            .or(file.max_connections);
+        if let Some(n) = max_connections {
+            if n == 0 {
+                return Err(error("max_connections", "must be at least 1"));
+            }
+            server.max_connections = n;
         }
         if let Some(n) = file.max_head_bytes {
             if n < 256 {
@@ -449,6 +466,13 @@ mod tests {
         assert_eq!(settings.server.listen.port(), 9000);
         assert_eq!(settings.gate.body_limit, 2048);
         assert_eq!(settings.server.workers, 3);
+        assert_eq!(settings.server.max_connections, 4096);
+        let args = ServeArgs {
+            max_connections: Some("100".into()),
+            ..ServeArgs::default()
+        };
+        let settings = Settings::build(&args, file("max_connections = 50")).unwrap();
+        assert_eq!(settings.server.max_connections, 100);
     }
 
     #[test]
@@ -499,6 +523,19 @@ mod tests {
                 ServeArgs::default(),
                 "unknown_tools = \"drop\"",
                 "unknown_tools",
+            ),
+            (
+                ServeArgs::default(),
+                "max_connections = 0",
+                "max_connections",
+            ),
+            (
+                ServeArgs {
+                    max_connections: Some("lots".into()),
+                    ..ServeArgs::default()
+                },
+                "",
+                "max_connections",
             ),
         ] {
             let error = Settings::build(&args, file(file_text)).unwrap_err();

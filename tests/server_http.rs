@@ -497,6 +497,46 @@ fn an_idle_connection_is_closed_after_the_idle_timeout() {
     );
 }
 
+/// At its share of `max_connections` a worker stops accepting: the next
+/// connection waits in the backlog, unanswered but not refused, and is
+/// served once an open connection closes.
+#[test]
+fn a_worker_at_max_connections_takes_the_next_one_once_a_connection_closes() {
+    let s = Server::start(|c| {
+        c.workers = 1;
+        c.max_connections = 2;
+    })
+    .unwrap();
+    let mut first = s.connect();
+    let mut second = s.connect();
+    for c in [&mut first, &mut second] {
+        c.send(&post("/mcp", b"{}"));
+        assert_eq!(c.answer().expect("an answer").status, 200);
+    }
+    let mut third = s.connect();
+    third.send(&post("/mcp", b"{}"));
+    third
+        .stream
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    assert!(third.answer().is_none(), "a third connection was served");
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 2);
+    // The open ones are still served meanwhile.
+    second.send(&post("/mcp", b"{}"));
+    assert_eq!(second.answer().expect("an answer").status, 200);
+    drop(first);
+    third
+        .stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let answer = third.answer().expect("served once a connection closed");
+    assert_eq!(
+        (answer.status, answer.body.as_slice()),
+        (200, &b"{\"len\":2}"[..])
+    );
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 4);
+}
+
 #[test]
 fn connection_close_is_honoured() {
     let s = server();

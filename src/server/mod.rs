@@ -203,6 +203,9 @@ pub trait Service: Send + Sync + 'static {
     fn on_bytes_in(&self, n: usize) {
         let _ = n;
     }
+    /// A worker reached its share of `max_connections` and stops accepting
+    /// until one of its connections closes.
+    fn on_connection_limit(&self) {}
 }
 
 /// Which monoio driver the workers run on.
@@ -292,6 +295,10 @@ pub struct ServerConfig {
     pub read_timeout: Duration,
     /// How long a graceful shutdown waits for open connections.
     pub shutdown_grace: Duration,
+    /// Most client connections open at once, split evenly among the
+    /// workers (rounded up). A worker holding its share stops accepting:
+    /// further connections wait in the kernel's backlog until one closes.
+    pub max_connections: usize,
     /// Called once, from the thread that called `serve`, with the bound
     /// address once every worker is listening (e.g. to print
     /// `listening on 127.0.0.1:PORT`). Also logged with `tracing`.
@@ -307,7 +314,7 @@ pub const MAX_HEADERS_CAP: usize = 256;
 
 impl ServerConfig {
     /// The defaults: a worker per core, epoll, 4 MiB bodies, 64 headers,
-    /// 16 KiB heads, 60 s idle, 10 s read, 10 s grace.
+    /// 16 KiB heads, 60 s idle, 10 s read, 10 s grace, 4096 connections.
     pub fn new(listen: SocketAddr) -> ServerConfig {
         ServerConfig {
             listen,
@@ -321,6 +328,7 @@ impl ServerConfig {
             idle_timeout: Duration::from_secs(60),
             read_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
+            max_connections: 4096,
             on_listening: None,
             upstream: None,
         }
@@ -339,6 +347,7 @@ impl fmt::Debug for ServerConfig {
             .field("idle_timeout", &self.idle_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("max_connections", &self.max_connections)
             .field("on_listening", &self.on_listening.is_some())
             .field("upstream", &self.upstream)
             .finish()

@@ -338,6 +338,14 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
     ));
     let accept = async {
         loop {
+            if worker.open() >= worker.limits.max_open {
+                tracing::warn!(
+                    open = worker.open(),
+                    "connection limit reached (max_connections); new connections wait until one closes"
+                );
+                worker.service.on_connection_limit();
+                worker.room().await;
+            }
             match listener.accept().await {
                 Ok((stream, _)) => {
                     monoio::spawn(serve_connection(stream, worker.clone()));

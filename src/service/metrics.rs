@@ -64,6 +64,8 @@ pub struct Metrics {
     latency_count: AtomicU64,
     latency_sum_nanos: AtomicU64,
     open_connections: AtomicU64,
+    /// Times a worker reached its share of `max_connections`.
+    connection_limit_reached: AtomicU64,
     bytes_in: AtomicU64,
     /// Forwarded answers handed to the answer watch, complete.
     answers_observed: AtomicU64,
@@ -95,6 +97,11 @@ impl Metrics {
         } else {
             self.open_connections.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+
+    pub fn connection_limit_reached(&self) {
+        self.connection_limit_reached
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn bytes_in(&self, n: usize) {
@@ -169,6 +176,15 @@ impl Metrics {
             out,
             "mcpgate_open_connections {}",
             load(&self.open_connections)
+        );
+        out.push_str(
+            "# HELP mcpgate_connection_limit_reached_total Times a worker reached its share of max_connections and stopped accepting until a connection closed.\n",
+        );
+        out.push_str("# TYPE mcpgate_connection_limit_reached_total counter\n");
+        let _ = writeln!(
+            out,
+            "mcpgate_connection_limit_reached_total {}",
+            load(&self.connection_limit_reached)
         );
         out.push_str(
             "# HELP mcpgate_catalog_tools Tools of the catalog in service: registered, or refused at registration.\n",

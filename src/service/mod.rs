@@ -275,4 +275,8 @@ impl Service for McpService {
     fn on_bytes_in(&self, n: usize) {
         self.metrics.bytes_in(n);
     }
+
+    fn on_connection_limit(&self) {
+        self.metrics.connection_limit_reached();
+    }
 }

@@ -35,6 +35,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use monoio::buf::IoBufMut;
@@ -70,6 +71,8 @@ pub(crate) struct Limits {
     pub max_head_bytes: usize,
     pub idle_timeout: Duration,
     pub read_timeout: Duration,
+    /// This worker's share of `max_connections` (rounded up, at least 1).
+    pub max_open: usize,
 }
 
 impl Limits {
@@ -82,6 +85,7 @@ impl Limits {
             max_head_bytes: c.max_head_bytes,
             idle_timeout: c.idle_timeout.min(FOREVER),
             read_timeout: c.read_timeout.min(FOREVER),
+            max_open: c.max_connections.div_ceil(c.workers.max(1)).max(1),
         }
     }
 }
@@ -97,6 +101,8 @@ pub(crate) struct Worker<S> {
     /// whether it waits for a request: the shutdown ends those waits, and
     /// cuts every connection when the grace is over.
     conns: RefCell<HashMap<RawFd, Rc<Cell<bool>>>>,
+    /// The accept loop, waiting for a connection to close (at `max_open`).
+    room: Cell<Option<Waker>>,
     /// The signal itself: an answer produced before this worker saw the
     /// wake-up (it was busy in the service) already says `close`.
     pub signal: ShutdownSignal,
@@ -118,6 +124,7 @@ impl<S: Service> Worker<S> {
             limits,
             shutting_down: Cell::new(false),
             conns: RefCell::new(HashMap::new()),
+            room: Cell::new(None),
         }
     }
 
@@ -144,6 +151,20 @@ impl<S: Service> Worker<S> {
     /// Connections open on this worker.
     pub(crate) fn open(&self) -> usize {
         self.conns.borrow().len()
+    }
+
+    /// Ready once the worker holds fewer than `max_open` connections. Until
+    /// then new connections wait in the listener's backlog: the memory the
+    /// connections hold stays bounded, and none is refused.
+    pub(crate) fn room(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(|cx| {
+            if self.open() < self.limits.max_open {
+                Poll::Ready(())
+            } else {
+                self.room.set(Some(cx.waker().clone()));
+                Poll::Pending
+            }
+        })
     }
 
     /// The grace is over: shuts down every connection still open, so that
@@ -180,22 +201,32 @@ impl<S: Service> Drop for OpenGuard<S> {
     fn drop(&mut self) {
         self.worker.conns.borrow_mut().remove(&self.fd);
         self.worker.service.on_connection(false);
+        if let Some(accept) = self.worker.room.take() {
+            accept.wake();
+        }
     }
 }
 
-/// Serves one accepted connection until it closes.
-pub(crate) async fn serve_connection<S: Service>(stream: TcpStream, worker: Rc<Worker<S>>) {
+/// Serves one accepted connection until it closes. The connection counts
+/// as open from this call (not from the task's first poll), so that the
+/// accept loop sees it at once.
+pub(crate) fn serve_connection<S: Service>(
+    stream: TcpStream,
+    worker: Rc<Worker<S>>,
+) -> impl Future<Output = ()> {
     let guard = OpenGuard::new(worker, stream.as_raw_fd());
-    let _ = stream.set_nodelay(true);
-    let mut conn = Conn {
-        stream,
-        buf: Vec::with_capacity(INITIAL_BUF),
-        start: 0,
-        out: Vec::with_capacity(512),
-        worker: &guard.worker,
-        idle: &guard.idle,
-    };
-    conn.run().await;
+    async move {
+        let _ = stream.set_nodelay(true);
+        let mut conn = Conn {
+            stream,
+            buf: Vec::with_capacity(INITIAL_BUF),
+            start: 0,
+            out: Vec::with_capacity(512),
+            worker: &guard.worker,
+            idle: &guard.idle,
+        };
+        conn.run().await;
+    }
 }
 
 /// The next thing to do with the bytes buffered from `start`.
