@@ -379,9 +379,13 @@ impl<S: Service> Conn<'_, S> {
                 head_deadline = Some(Instant::now() + limits.read_timeout);
             }
         };
+        // The rarer or longer paths (a refusal, a body still to read, a
+        // forward) are boxed: each connection's task is as large as its
+        // largest state, and it is held for as long as the connection is
+        // open (see the connection-task size test).
         match step {
             Step::Partial => unreachable!("a partial head reads more"),
-            Step::Error(e) => self.refuse(e).await,
+            Step::Error(e) => Box::pin(self.refuse(e)).await,
             Step::Respond {
                 resp,
                 consumed,
@@ -392,7 +396,7 @@ impl<S: Service> Conn<'_, S> {
                 self.start += consumed;
                 self.answer(resp, keep_alive, linger, meta).await
             }
-            Step::Body(meta) => self.read_body_and_answer(meta).await,
+            Step::Body(meta) => Box::pin(self.read_body_and_answer(meta)).await,
             Step::Forward {
                 forward,
                 request,
@@ -400,7 +404,7 @@ impl<S: Service> Conn<'_, S> {
                 meta,
             } => {
                 self.start += consumed;
-                self.forward(forward, request, meta).await
+                Box::pin(self.forward(forward, request, meta)).await
             }
         }
     }
