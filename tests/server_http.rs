@@ -18,6 +18,9 @@ use mcpgate::server::{
 struct TestService {
     requests: AtomicUsize,
     started: AtomicUsize,
+    /// Connections open now, and the most ever open at once.
+    open: AtomicUsize,
+    most_open: AtomicUsize,
 }
 
 impl Service for TestService {
@@ -40,6 +43,15 @@ impl Service for TestService {
             return r.into();
         }
         Response::json(200, format!("{{\"len\":{}}}", body.len()).into_bytes()).into()
+    }
+
+    fn on_connection(&self, opened: bool) {
+        if opened {
+            let now = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most_open.fetch_max(now, Ordering::SeqCst);
+        } else {
+            self.open.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
     fn on_http_error(&self, error: HttpError) -> Response {
@@ -535,6 +547,54 @@ fn a_worker_at_max_connections_takes_the_next_one_once_a_connection_closes() {
         (200, &b"{\"len\":2}"[..])
     );
     assert_eq!(s.service.requests.load(Ordering::SeqCst), 4);
+}
+
+/// Many more clients than `max_connections`, each opening connections
+/// one after another: every request is answered once, none is refused, and
+/// never more than the limit are open at once.
+#[test]
+fn clients_beyond_max_connections_are_all_answered_in_turn() {
+    const CLIENTS: usize = 24;
+    const REQUESTS: usize = 5;
+    let s = Server::start(|c| {
+        c.workers = 2;
+        c.max_connections = 4;
+    })
+    .unwrap();
+    let addr = s.addr;
+    let answered: Vec<usize> = thread::scope(|scope| {
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut ok = 0;
+                    for _ in 0..REQUESTS {
+                        let mut stream = TcpStream::connect(addr).unwrap();
+                        stream
+                            .set_read_timeout(Some(Duration::from_secs(10)))
+                            .unwrap();
+                        stream
+                            .write_all(b"POST /mcp HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")
+                            .unwrap();
+                        let mut answer = Vec::new();
+                        if stream.read_to_end(&mut answer).is_ok()
+                            && answer.starts_with(b"HTTP/1.1 200 ")
+                        {
+                            ok += 1;
+                        }
+                    }
+                    ok
+                })
+            })
+            .collect();
+        clients.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    assert_eq!(answered, vec![REQUESTS; CLIENTS]);
+    assert_eq!(
+        s.service.requests.load(Ordering::SeqCst),
+        CLIENTS * REQUESTS
+    );
+    let most_open = s.service.most_open.load(Ordering::SeqCst);
+    assert!((1..=4).contains(&most_open), "{most_open} open at once");
 }
 
 #[test]
