@@ -456,6 +456,60 @@ fn a_stalled_client_is_closed_after_the_read_timeout() {
     assert_eq!(s.service.requests.load(Ordering::SeqCst), 0);
 }
 
+/// A client that sends but never reads its answers: once the server's
+/// writes stop going out for `read_timeout`, it closes the connection,
+/// and keeps serving other clients meanwhile.
+#[test]
+fn a_client_that_never_reads_its_answers_is_closed_after_the_read_timeout() {
+    const BATCH: usize = 8_000;
+    let s = Server::start(|c| c.read_timeout = Duration::from_millis(300)).unwrap();
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.connect(&s.addr.into()).unwrap();
+    let mut reader: TcpStream = socket.into();
+    let mut writer = reader.try_clone().unwrap();
+    writer
+        .set_write_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    // 8,000 echoes of 1,000 bytes: far more than the socket buffers hold.
+    let sender = thread::spawn(move || {
+        let one = post("/echo", &[b'x'; 1000]);
+        for _ in 0..BATCH {
+            if writer.write_all(&one).is_err() {
+                break;
+            }
+        }
+    });
+    thread::sleep(Duration::from_millis(1500));
+    let mut other = s.connect();
+    other.send(&post("/mcp", b"{}"));
+    assert_eq!(other.answer().expect("others are served").status, 200);
+    // What the server had sent before giving up, then the end.
+    reader
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut received = 0usize;
+    let mut chunk = [0u8; 65536];
+    let ended = loop {
+        match reader.read(&mut chunk) {
+            Ok(0) => break true,
+            Ok(n) => received += n,
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut =>
+            {
+                break false;
+            }
+            Err(_) => break true,
+        }
+    };
+    sender.join().unwrap();
+    assert!(ended, "the connection stayed open");
+    assert!(
+        received < BATCH * 1000,
+        "all {received} bytes of answers were sent"
+    );
+}
+
 #[test]
 fn a_dribbling_client_is_closed_after_the_read_timeout() {
     let s = Server::start(|c| c.read_timeout = Duration::from_millis(300)).unwrap();

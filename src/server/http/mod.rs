@@ -33,9 +33,10 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use monoio::buf::IoBufMut;
@@ -229,6 +230,50 @@ pub(crate) fn serve_connection<S: Service>(
     }
 }
 
+pin_project_lite::pin_project! {
+    /// `fut` bounded by `limit`, with the timer armed only if the first
+    /// poll does not finish it. On epoll a write to a socket with room, or a
+    /// read of a request that is already there, finishes in that poll, and
+    /// then costs neither a clock read nor a timer (monoio's timer entry is
+    /// 512 bytes to set up). The deadline runs from that first poll.
+    struct Within<F> {
+        #[pin]
+        fut: F,
+        #[pin]
+        timer: Option<monoio::time::Sleep>,
+        limit: Duration,
+    }
+}
+
+/// [`Within`] ran out of time.
+struct TimedOut;
+
+fn within<F: Future>(limit: Duration, fut: F) -> Within<F> {
+    Within {
+        fut,
+        timer: None,
+        limit,
+    }
+}
+
+impl<F: Future> Future for Within<F> {
+    type Output = Result<F::Output, TimedOut>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        if let Poll::Ready(out) = this.fut.poll(cx) {
+            return Poll::Ready(Ok(out));
+        }
+        if this.timer.is_none() {
+            this.timer.set(Some(monoio::time::sleep(*this.limit)));
+        }
+        match this.timer.as_pin_mut().map(|timer| timer.poll(cx)) {
+            Some(Poll::Pending) => Poll::Pending,
+            _ => Poll::Ready(Err(TimedOut)),
+        }
+    }
+}
+
 /// The next thing to do with the bytes buffered from `start`.
 enum Step<P> {
     /// The head is not complete yet.
@@ -376,7 +421,9 @@ impl<S: Service> Conn<'_, S> {
                 } else {
                     self.read_idle().await?;
                 }
-                head_deadline = Some(Instant::now() + limits.read_timeout);
+                // The head's deadline is set by its first partial parse,
+                // just after this read: a whole request costs no clock read.
+                head_deadline = None;
             }
         };
         // The rarer or longer paths (a refusal, a body still to read, a
@@ -624,8 +671,12 @@ impl<S: Service> Conn<'_, S> {
                 self.out.extend_from_slice(&resp.body);
             } else {
                 self.flush().await?;
-                let deadline = Instant::now() + self.worker.limits.read_timeout;
-                match monoio::time::timeout_at(deadline, self.stream.write_all(resp.body)).await {
+                match within(
+                    self.worker.limits.read_timeout,
+                    self.stream.write_all(resp.body),
+                )
+                .await
+                {
                     Ok((Ok(_), _)) => {}
                     _ => return Err(ReadEnd::Closed),
                 }
@@ -650,8 +701,7 @@ impl<S: Service> Conn<'_, S> {
             return Ok(());
         }
         let out = std::mem::take(&mut self.out);
-        let deadline = Instant::now() + self.worker.limits.read_timeout;
-        match monoio::time::timeout_at(deadline, self.stream.write_all(out)).await {
+        match within(self.worker.limits.read_timeout, self.stream.write_all(out)).await {
             Ok((res, mut out)) => {
                 out.clear();
                 self.out = out;
@@ -731,7 +781,7 @@ impl<S: Service> Conn<'_, S> {
         let buf = std::mem::take(&mut self.buf);
         let idle = self.worker.limits.idle_timeout;
         self.idle.set(true);
-        let read = monoio::time::timeout(idle, self.stream.read(buf)).await;
+        let read = within(idle, self.stream.read(buf)).await;
         self.idle.set(false);
         match read {
             Ok((res, buf)) => {
