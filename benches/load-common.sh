@@ -1,29 +1,42 @@
-# Shared by load.sh and gateway-load.sh (sourced from the repository
-# root): the settings from the command line, wrk (installed when missing),
-# release builds of mcpgate and of benches/hyper-baseline, a work folder
-# removed on exit (with the processes in `pids`), the valid 516-byte
+# Shared by load.sh, scaling.sh and gateway-load.sh (sourced from the
+# repository root): the settings from the command line, wrk (installed when
+# missing), release builds of mcpgate and of benches/hyper-baseline, a work
+# folder removed on exit (with the processes in `pids`), the valid 516-byte
 # 2026-07-28 tools/call as a wrk script (post.lua) and as a body
-# (body.json), a process's CPU ticks, a pinned server's start, and the
+# (post.json), a valid call of e2e/upstream.mjs's `add` (add.lua, add.json), a process's CPU ticks, a pinned server's start, and the
 # one-line summary of a wrk run.
+#
+# Environment:
+#   PIPELINE=N       wrk sends N requests back to back on each connection
+#                    before reading the answers (default 1: no pipelining)
+#   MCPGATE_BIN, HYPER_BIN, WRK
+#                    the commands to run (defaults: the release builds and
+#                    wrk on PATH); with MCPGATE_BENCH_PREBUILT=1 nothing is
+#                    built or installed (benches/device/run.sh sets these)
 DURATION=${1:-10}
 CONNECTIONS=${2:-32}
 DRIVER=${3:-epoll}
+PIPELINE=${PIPELINE:-1}
 HZ=$(getconf CLK_TCK)
+MCPGATE_BIN=${MCPGATE_BIN:-target/release/mcpgate}
+HYPER_BIN=${HYPER_BIN:-benches/hyper-baseline/target/release/hyper-baseline}
+WRK=${WRK:-wrk}
 
-if ! command -v wrk >/dev/null; then
-    echo "installing wrk" >&2
-    (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
+if [ "${MCPGATE_BENCH_PREBUILT:-0}" != 1 ]; then
+    if ! command -v "$WRK" >/dev/null; then
+        echo "installing wrk" >&2
+        (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
+    fi
+    cargo build --release --quiet
+    cargo build --release --quiet --manifest-path benches/hyper-baseline/Cargo.toml
 fi
-
-cargo build --release --quiet
-cargo build --release --quiet --manifest-path benches/hyper-baseline/Cargo.toml
 work=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-python3 - "$work" <<'PY'
+python3 - "$work" "$PIPELINE" <<'PY'
 import json, sys
-work = sys.argv[1]
+work, pipeline = sys.argv[1], int(sys.argv[2])
 head = ('{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
         '"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":'
         '{"sampling":{},"elicitation":{"form":{}}},"progressToken":"p-1"},"name":"get_weather","arguments":{"location":"New York",'
@@ -31,16 +44,31 @@ head = ('{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":
 tail = '"}}}'
 body = head + "n" * (516 - len(head) - len(tail)) + tail
 assert len(body) == 516
-lua = f'''wrk.method = "POST"
+def script(name, body, tool):
+    """NAME.lua: wrk POSTs BODY, a tools/call of TOOL; NAME.json: the body."""
+    lua = f'''wrk.method = "POST"
 wrk.body = {json.dumps(body)}
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
 wrk.headers["Mcp-Method"] = "tools/call"
-wrk.headers["Mcp-Name"] = "get_weather"
+wrk.headers["Mcp-Name"] = "{tool}"
 '''
-open(f"{work}/post.lua", "w").write(lua)
-open(f"{work}/body.json", "w").write(body)
+    if pipeline > 1:
+        # wrk counts the requests in what request() returns and writes
+        # again only once every one of them is answered.
+        lua += f'''init = function(args)
+    local batch = {{}}
+    for i = 1, {pipeline} do batch[i] = wrk.format() end
+    pipelined = table.concat(batch)
+end
+request = function() return pipelined end
+'''
+    open(f"{work}/{name}.lua", "w").write(lua)
+    open(f"{work}/{name}.json", "w").write(body)
+script("post", body, "get_weather")
+# A call of e2e/upstream.mjs's `add` (gateway-load.sh's node upstream).
+script("add", head.split('"name":"get_weather"')[0] + '"name":"add","arguments":{"a":1,"b":2}}}', "add")
 PY
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

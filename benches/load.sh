@@ -24,14 +24,14 @@ run() {
     local name=$1 pid=$2 url=$3
     local before after out
     before=$(cpu_ticks "$pid")
-    out=$(taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" "$url")
+    out=$(taskset -c 1 "$WRK" -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" "$url")
     after=$(cpu_ticks "$pid")
     wrk_row "$name" "$out" "$((after - before))"
 }
 
-read -r gate_pid gate_addr < <(start 0 mcpgate target/release/mcpgate serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER")
+read -r gate_pid gate_addr < <(start 0 mcpgate "$MCPGATE_BIN" serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER")
 pids+=("$gate_pid")
-read -r hyper_pid hyper_addr < <(start 0 hyper benches/hyper-baseline/target/release/hyper-baseline 127.0.0.1:0)
+read -r hyper_pid hyper_addr < <(start 0 hyper "$HYPER_BIN" 127.0.0.1:0)
 pids+=("$hyper_pid")
 
 ROUNDS=${4:-3}
@@ -42,10 +42,10 @@ results=$(
         run hyper "$hyper_pid" "http://$hyper_addr/" | sed "s/^/$round /"
     done
 )
-python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" <<PY
+python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$PIPELINE" <<PY
 import statistics, sys
 rows = [line.split() for line in """$results""".strip().splitlines()]
-print(f"wrk -t1 -c{sys.argv[2]} -d{sys.argv[1]}s, server 1 worker ({sys.argv[3]}) on CPU 0, wrk on CPU 1")
+print(f"wrk -t1 -c{sys.argv[2]} -d{sys.argv[1]}s (pipeline {sys.argv[4]}), server 1 worker ({sys.argv[3]}) on CPU 0, wrk on CPU 1")
 print(f"{'round':<7}{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}")
 rounds = {}
 for round_, name, rps, p50, p99, errors, cpu in rows:

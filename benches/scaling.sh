@@ -3,10 +3,15 @@
 # 2026-07-28 tools/call, one worker and then two, in one run and with the
 # same wrk settings. The load generator is pinned apart from the workers as
 # far as the machine allows:
-#   4 or more cores: workers on CPUs 0-1, wrk (2 threads) on CPUs 2-3, for
-#                    both runs (one worker uses CPU 0 only);
+#   4 or more cores: workers on CPUs 0-1 (one worker uses CPU 0 only), wrk
+#                    on the CPUs after them (one thread each, at most 8),
+#                    the same for both runs;
 #   2 or 3 cores:    one worker on CPU 0 with wrk (1 thread) on CPU 1; two
 #                    workers on CPUs 0-1 sharing them with wrk (2 threads).
+# PIPELINE=N has wrk send N requests at a time on each connection (see
+# load-common.sh): the load generator's CPU per request falls further than
+# the server's, which is what a 2-core machine needs to show a second
+# worker at all.
 # Prints req/s, p50/p99, the server's CPU time per request, and two ratios:
 # req/s (two workers over one), and requests per server CPU-second (1.00:
 # a second worker costs nothing per request; what a machine with cores to
@@ -21,8 +26,9 @@ source benches/load-common.sh "$@"
 
 cores=$(nproc)
 if [ "$cores" -ge 4 ]; then
-    one_server=0 one_wrk=2-3 one_threads=2
-    two_server=0-1 two_wrk=2-3 two_threads=2
+    wrk_last=$((cores - 1 < 9 ? cores - 1 : 9))
+    one_server=0 one_wrk=2-$wrk_last one_threads=$((wrk_last - 1))
+    two_server=0-1 two_wrk=$one_wrk two_threads=$one_threads
 else
     one_server=0 one_wrk=1 one_threads=1
     two_server=0-1 two_wrk=0-1 two_threads=2
@@ -33,11 +39,11 @@ fi
 measure() {
     local name=$1 workers=$2 server_cpus=$3 wrk_cpus=$4 threads=$5
     local pid addr before after out
-    read -r pid addr < <(start "$server_cpus" "$name" target/release/mcpgate serve \
+    read -r pid addr < <(start "$server_cpus" "$name" "$MCPGATE_BIN" serve \
         --listen 127.0.0.1:0 --workers "$workers" --io-driver "$DRIVER")
     pids+=("$pid")
     before=$(cpu_ticks "$pid")
-    out=$(taskset -c "$wrk_cpus" wrk -t"$threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
+    out=$(taskset -c "$wrk_cpus" "$WRK" -t"$threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
         -s "$work/post.lua" "http://$addr/validate")
     after=$(cpu_ticks "$pid")
     kill "$pid"
@@ -50,11 +56,11 @@ results=$(
     measure two 2 "$two_server" "$two_wrk" "$two_threads"
 )
 python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$cores" \
-    "$one_server/$one_wrk" "$two_server/$two_wrk" <<PY
+    "$one_server/$one_wrk" "$two_server/$two_wrk" "$PIPELINE" <<PY
 import sys
-duration, connections, driver, cores, one, two = sys.argv[1:]
+duration, connections, driver, cores, one, two, pipeline = sys.argv[1:]
 rows = {line.split()[0]: line.split()[1:] for line in """$results""".strip().splitlines()}
-print(f"POST /validate, wrk -c{connections} -d{duration}s, {driver}, {cores} cores")
+print(f"POST /validate, wrk -c{connections} -d{duration}s (pipeline {pipeline}), {driver}, {cores} cores")
 print(f"  (server CPUs / wrk CPUs: 1 worker {one}, 2 workers {two})")
 print(f"{'workers':<9}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}")
 for name, label in (("one", "1"), ("two", "2")):
