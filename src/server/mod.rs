@@ -14,6 +14,7 @@
 //! answer to the client as it arrives, before it reads the next request.
 
 pub mod http;
+mod later;
 pub mod runtime;
 #[allow(unsafe_code)]
 mod sock;

@@ -336,6 +336,10 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
         signal,
         upstream.map(Pool::new),
     ));
+    if worker.limits.defer_idle_read {
+        let pump = worker.clone();
+        monoio::spawn(async move { pump.later.pump().await });
+    }
     let accept = async {
         loop {
             if worker.open() >= worker.limits.max_open {

@@ -45,8 +45,9 @@ use monoio::net::TcpStream;
 use monoio::time::Instant;
 
 use self::parse::{ChunkedDecoder, ConnHeader, Framing, HeadMeta, with_head};
+use crate::server::later::Later;
 use crate::server::{
-    Forward, Head, HttpError, Reply, Response, ServerConfig, Service, ShutdownSignal,
+    Forward, Head, HttpError, IoDriver, Reply, Response, ServerConfig, Service, ShutdownSignal,
 };
 use crate::upstream::{Pool, encode_request};
 
@@ -74,6 +75,10 @@ pub(crate) struct Limits {
     pub read_timeout: Duration,
     /// This worker's share of `max_connections` (rounded up, at least 1).
     pub max_open: usize,
+    /// A connection that has answered lets the other ready connections go
+    /// before its next read (epoll only: see [`Later`]; on io_uring the
+    /// read is a submitted operation that waits in the kernel).
+    pub defer_idle_read: bool,
 }
 
 impl Limits {
@@ -87,6 +92,7 @@ impl Limits {
             idle_timeout: c.idle_timeout.min(FOREVER),
             read_timeout: c.read_timeout.min(FOREVER),
             max_open: c.max_connections.div_ceil(c.workers.max(1)).max(1),
+            defer_idle_read: c.io_driver == IoDriver::Epoll,
         }
     }
 }
@@ -109,6 +115,9 @@ pub(crate) struct Worker<S> {
     pub signal: ShutdownSignal,
     /// This worker's connections to the upstream, if there is one.
     pub upstream: Option<Pool>,
+    /// Where a connection that has answered waits for the other ready
+    /// connections before its next read (its pump runs on the worker).
+    pub later: Later,
 }
 
 impl<S: Service> Worker<S> {
@@ -126,6 +135,7 @@ impl<S: Service> Worker<S> {
             shutting_down: Cell::new(false),
             conns: RefCell::new(HashMap::new()),
             room: Cell::new(None),
+            later: Later::default(),
         }
     }
 
@@ -414,6 +424,14 @@ impl<S: Service> Conn<'_, S> {
                 if self.buf.capacity() > KEEP_BUF {
                     self.buf.shrink_to(INITIAL_BUF);
                 }
+                // Under load the answer just written has not reached the
+                // client yet: let the other ready connections go first, so
+                // the read more often finds the next request.
+                if limits.defer_idle_read && !self.worker.shutting_down.get() {
+                    self.worker.later.after_queued().await;
+                }
+                // Checked after the wait: a shutdown that began during it
+                // found this connection not yet idle.
                 if self.worker.shutting_down.get() {
                     // A connection the shutdown found before its first
                     // request: serve what already arrived, close otherwise.
