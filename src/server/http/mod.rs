@@ -9,6 +9,9 @@
 //!   answers are gathered in the output buffer and written with one write
 //!   before the connection next reads (or closes), so a pipelined batch
 //!   costs one write. Bodies over 64 KiB are written on their own.
+//! - On epoll, a connection that has answered everything it read lets the
+//!   other ready connections run before it reads again (`server::later`):
+//!   under load its next request has then often arrived.
 //! - The common request (head and `Content-Length` body in one read) is
 //!   parsed once; a body that needs more reads has its head parsed again
 //!   afterwards (the head borrows the buffer the body is read into).
