@@ -65,11 +65,12 @@ run() {
     wrk_row "$name" "$out" "$((u1 - u0))" "$((g1 - g0))"
 }
 
+path=/mcp
 if [ "$UPSTREAM" = fast ]; then
-    call=post tool=get_weather path=/mcp
+    call=post tool=get_weather
     read -r upstream_pid upstream_addr < <(start "$upstream_cpus" upstream "$HYPER_BIN" 127.0.0.1:0 tools-call)
 else
-    call=add tool=add path=/mcp
+    call=add tool=add
     [ -d e2e/node_modules ] || { echo "gateway-load.sh: e2e/node_modules missing: run e2e/setup.sh" >&2; exit 1; }
     read -r upstream_pid upstream_addr < <(start "$upstream_cpus" upstream node e2e/upstream.mjs --port 0)
 fi

@@ -1,10 +1,10 @@
 # Shared by load.sh, scaling.sh and gateway-load.sh (sourced from the
-# repository root): the settings from the command line, wrk (installed when
-# missing), release builds of mcpgate and of benches/hyper-baseline, a work
-# folder removed on exit (with the processes in `pids`), the valid 516-byte
-# 2026-07-28 tools/call as a wrk script (post.lua) and as a body
-# (post.json), a valid call of e2e/upstream.mjs's `add` (add.lua, add.json), a process's CPU ticks, a pinned server's start, and the
-# one-line summary of a wrk run.
+# repository root): the settings from the command line, wrk and the release
+# builds (build.sh), a work folder removed on exit (with the processes in
+# `pids`), the valid 516-byte 2026-07-28 tools/call as a wrk script
+# (post.lua) and as a body (post.json), a valid call of e2e/upstream.mjs's
+# `add` (add.lua, add.json), a process's CPU ticks, a pinned server's
+# start, and the one-line summary of a wrk run.
 #
 # Environment:
 #   PIPELINE=N       wrk sends N requests back to back on each connection
@@ -23,12 +23,7 @@ HYPER_BIN=${HYPER_BIN:-benches/hyper-baseline/target/release/hyper-baseline}
 WRK=${WRK:-wrk}
 
 if [ "${MCPGATE_BENCH_PREBUILT:-0}" != 1 ]; then
-    if ! command -v "$WRK" >/dev/null; then
-        echo "installing wrk" >&2
-        (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
-    fi
-    cargo build --release --quiet
-    cargo build --release --quiet --manifest-path benches/hyper-baseline/Cargo.toml
+    source benches/build.sh
 fi
 work=$(mktemp -d)
 pids=()

@@ -12,12 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-if ! command -v wrk >/dev/null; then
-    echo "installing wrk" >&2
-    (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
-fi
-cargo build --release --quiet
-cargo build --release --quiet --manifest-path benches/hyper-baseline/Cargo.toml
+source benches/build.sh
 
 kit=target/device-kit
 rm -rf "$kit"
