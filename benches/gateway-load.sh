@@ -22,9 +22,11 @@
 #                 CPUs (GATEWAY_WORKERS, default 1 below 8 cores, else 2),
 #                 wrk on the CPUs after those (one thread each, at most 8):
 #                 each process has cores of its own.
-# The CPU time each server process spent per request is printed beside (on
+# The CPU time each process spent per request is printed beside (on
 # loopback a sender also pays for much of the receiver's TCP work, so a
-# proxy, which sends twice per request, pays for it twice).
+# proxy, which sends twice per request, pays for it twice), and how near
+# each run came to the ceiling its CPUs allow at those costs (`ceiling` in
+# load-common.sh).
 #
 # Usage: benches/gateway-load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)] [upstream: fast|node (fast)]
 set -euo pipefail
@@ -55,14 +57,17 @@ else
 fi
 
 # run NAME URL: one wrk run; prints "name req/s p50_us p99_us non2xx
-# upstream_cpu_us_per_req gateway_cpu_us_per_req"
+# upstream_cpu_us_per_req gateway_cpu_us_per_req wrk_cpu_us_per_req
+# ceiling_req/s"
 run() {
-    local name=$1 url=$2 out u0 g0 u1 g1
+    local name=$1 url=$2 u0 g0 u1 g1 wrk_ticks row up_us gw_us wrk_us
     u0=$(cpu_ticks "$upstream_pid"); g0=$(cpu_ticks "$gate_pid")
-    out=$(taskset -c "$wrk_cpus" "$WRK" -t"$wrk_threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
+    wrk_ticks=$(timed_wrk "$name" "$wrk_cpus" -t"$wrk_threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
         -s "$work/$call.lua" "$url")
     u1=$(cpu_ticks "$upstream_pid"); g1=$(cpu_ticks "$gate_pid")
-    wrk_row "$name" "$out" "$((u1 - u0))" "$((g1 - g0))"
+    row=$(wrk_row "$name" "$(cat "$work/$name.wrk")" "$((u1 - u0))" "$((g1 - g0))" "$wrk_ticks")
+    read -r _ _ _ _ _ up_us gw_us wrk_us <<< "$row"
+    echo "$row $(ceiling "$upstream_cpus=$up_us" "$gateway_cpus=$gw_us" "$wrk_cpus=$wrk_us")"
 }
 
 path=/mcp
@@ -113,11 +118,14 @@ duration, connections, driver, upstream, pipeline, cores, up_cpus, gw_cpus, gw_w
 rows = [line.split() for line in """$results""".strip().splitlines()]
 print(f"wrk -t{threads} -c{connections} -d{duration}s (pipeline {pipeline}) on CPUs {wrk_cpus}; {upstream} upstream on CPU {up_cpus}; "
       f"gateway ({gw_workers} worker(s), {driver}) on CPUs {gw_cpus}; {cores} cores")
-print(f"{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'non-2xx':>9}{'upstream cpu us/req':>21}{'gateway cpu us/req':>20}")
+print(f"{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'non-2xx':>9}{'upstream cpu us/req':>21}"
+      f"{'gateway cpu us/req':>20}{'wrk cpu us/req':>16}{'% of ceiling':>14}")
 by = {}
-for name, rps, p50, p99, errors, up_cpu, gw_cpu in rows:
-    by[name] = (float(rps), float(p50), float(p99))
-    print(f"{name:<10}{rps:>10}{p50:>10}{p99:>10}{errors:>9}{up_cpu:>21}{gw_cpu:>20}")
+for name, rps, p50, p99, errors, up_cpu, gw_cpu, wrk_cpu, ceiling in rows:
+    by[name] = (float(rps), float(p50), float(p99), float(ceiling))
+    print(f"{name:<10}{rps:>10}{p50:>10}{p99:>10}{errors:>9}{up_cpu:>21}{gw_cpu:>20}{wrk_cpu:>16}"
+          f"{100 * float(rps) / float(ceiling):>13.0f}%")
 d, g = by["direct"], by["gateway"]
-print(f"gateway/direct: {g[0]/d[0]:.2f}x req/s; added p50 {g[1]-d[1]:.1f} us, added p99 {g[2]-d[2]:.1f} us")
+print(f"gateway/direct: {g[0]/d[0]:.2f}x req/s (the gateway run's ceiling over direct: {g[3]/d[0]:.2f}x); "
+      f"added p50 {g[1]-d[1]:.1f} us, added p99 {g[2]-d[2]:.1f} us")
 PY

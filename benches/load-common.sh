@@ -68,6 +68,35 @@ PY
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+# timed_wrk NAME CPUS WRK_ARGS...: runs wrk pinned to CPUS, its output to
+# $work/NAME.wrk; prints the CPU ticks wrk and its threads spent (bash's
+# `time` reports them once wrk has exited, when /proc has nothing left).
+timed_wrk() {
+    local name=$1 cpus=$2
+    shift 2
+    { TIMEFORMAT='%3U %3S'; time taskset -c "$cpus" "$WRK" "$@" > "$work/$name.wrk"; } 2> "$work/$name.time"
+    awk -v hz="$HZ" '{printf "%d\n", ($1 + $2) * hz}' "$work/$name.time"
+}
+
+# ceiling CPUS=US_PER_REQ...: the req/s at which the busiest CPUs of a run
+# are full, given each process's CPUs (a taskset list) and its CPU time per
+# request. Processes given the same CPUs add up; sets must be the same or
+# apart. A run at its ceiling has every CPU of that set busy: only a
+# cheaper process there, or more CPUs, would raise it.
+ceiling() {
+    python3 -c '
+import sys
+def count(cpus):
+    return sum(int(b) - int(a) + 1 for a, _, b in
+               (r.partition("-") if "-" in r else (r, "", r) for r in cpus.split(",")))
+load = {}
+for arg in sys.argv[1:]:
+    cpus, us = arg.split("=")
+    load[cpus] = load.get(cpus, 0.0) + float(us)
+print(f"{min(count(c) * 1e6 / us for c, us in load.items() if us > 0):.0f}")
+' "$@"
+}
+
 # start CPUS NAME CMD...: runs CMD pinned to CPUS, waits for "listening
 # on"; prints "PID ADDRESS".
 start() {

@@ -15,12 +15,11 @@
 # Prints req/s, p50/p99, the server's and wrk's CPU time per request, and
 # two ratios: req/s (two workers over one), and requests per server
 # CPU-second (1.00: a second worker costs nothing per request; what a
-# machine with cores to spare would turn into req/s). Then the ceiling
-# each run's CPUs allow at those per-request costs: where the server and
-# wrk share CPUs, CPUs / (server + wrk per request); where they do not,
-# the smaller of each side's CPUs over its own cost. A run at 100% of its
-# ceiling has every CPU it was given busy, so a higher two-worker ratio
-# on that machine needs a load generator that costs less per request.
+# machine with cores to spare would turn into req/s). Then each run's
+# ceiling at those costs (`ceiling` in load-common.sh): sharing CPUs, the
+# server and wrk add up. A run at 100% of it has every CPU busy, so a
+# higher two-worker ratio on that machine needs a load generator that
+# costs less per request.
 #
 # Usage: benches/scaling.sh [seconds per run (10)] [connections (64)] [io driver (epoll)]
 set -euo pipefail
@@ -41,58 +40,43 @@ fi
 
 # measure NAME WORKERS SERVER_CPUS WRK_CPUS WRK_THREADS: one wrk run on a
 # fresh server; prints "name req/s p50 p99 non2xx server_cpu_us_per_req
-# wrk_cpu_us_per_req"
+# wrk_cpu_us_per_req ceiling_req/s"
 measure() {
     local name=$1 workers=$2 server_cpus=$3 wrk_cpus=$4 threads=$5
-    local pid addr before after wrk_ticks
+    local pid addr before after wrk_ticks row server_us wrk_us
     read -r pid addr < <(start "$server_cpus" "$name" "$MCPGATE_BIN" serve \
         --listen 127.0.0.1:0 --workers "$workers" --io-driver "$DRIVER")
     pids+=("$pid")
     before=$(cpu_ticks "$pid")
-    # bash's `time` reports the user and system time of wrk and all its
-    # threads once it has exited, when /proc has nothing left to read.
-    { TIMEFORMAT='%3U %3S'; time taskset -c "$wrk_cpus" "$WRK" -t"$threads" -c"$CONNECTIONS" \
-        -d"${DURATION}s" --latency -s "$work/post.lua" "http://$addr/validate" \
-        > "$work/$name.wrk"; } 2> "$work/$name.time"
+    wrk_ticks=$(timed_wrk "$name" "$wrk_cpus" -t"$threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
+        -s "$work/post.lua" "http://$addr/validate")
     after=$(cpu_ticks "$pid")
     kill "$pid"
     wait "$pid" 2>/dev/null || true
-    wrk_ticks=$(awk -v hz="$HZ" '{printf "%d", ($1 + $2) * hz}' "$work/$name.time")
-    wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks"
+    row=$(wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks")
+    read -r _ _ _ _ _ server_us wrk_us <<< "$row"
+    echo "$row $(ceiling "$server_cpus=$server_us" "$wrk_cpus=$wrk_us")"
 }
-
-# cpus LIST: how many CPUs a taskset list such as 0-1 or 2-9 names
-cpus() { python3 -c 'import sys; print(sum(int(b) - int(a) + 1 for a, _, b in (r.partition("-") if "-" in r else (r, "", r) for r in sys.argv[1].split(","))))' "$1"; }
 
 results=$(
     measure one 1 "$one_server" "$one_wrk" "$one_threads"
     measure two 2 "$two_server" "$two_wrk" "$two_threads"
 )
 python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$cores" \
-    "$one_server/$one_wrk" "$two_server/$two_wrk" "$PIPELINE" \
-    "$(cpus "$one_server") $(cpus "$one_wrk") $([ "$one_server" = "$one_wrk" ] && echo shared || echo apart)" \
-    "$(cpus "$two_server") $(cpus "$two_wrk") $([ "$two_server" = "$two_wrk" ] && echo shared || echo apart)" <<PY
+    "$one_server/$one_wrk" "$two_server/$two_wrk" "$PIPELINE" <<PY
 import sys
-duration, connections, driver, cores, one, two, pipeline, *placement = sys.argv[1:]
-placement = dict(zip(("one", "two"), (p.split() for p in placement)))
+duration, connections, driver, cores, one, two, pipeline = sys.argv[1:]
 rows = {line.split()[0]: line.split()[1:] for line in """$results""".strip().splitlines()}
 print(f"POST /validate, wrk -c{connections} -d{duration}s (pipeline {pipeline}), {driver}, {cores} cores")
 print(f"  (server CPUs / wrk CPUs: 1 worker {one}, 2 workers {two})")
 print(f"{'workers':<9}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'server us/req':>15}{'wrk us/req':>12}{'non-2xx':>9}")
 for name, label in (("one", "1"), ("two", "2")):
-    rps, p50, p99, errors, cpu, wrk_cpu = rows[name]
+    rps, p50, p99, errors, cpu, wrk_cpu, _ = rows[name]
     print(f"{label:<9}{rps:>10}{p50:>10}{p99:>10}{cpu:>15}{wrk_cpu:>12}{errors:>9}")
 r1, c1 = float(rows["one"][0]), float(rows["one"][4])
 r2, c2 = float(rows["two"][0]), float(rows["two"][4])
 print(f"2 workers / 1 worker: {r2 / r1:.2f}x req/s, {c1 / c2:.2f}x requests per server CPU-second")
-def ceiling(name):
-    """req/s with every CPU of the run busy, at the run's costs per request"""
-    server_cpus, wrk_cpus, layout = placement[name]
-    server_us, wrk_us = float(rows[name][4]), float(rows[name][5])
-    if layout == "shared":
-        return int(server_cpus) * 1e6 / (server_us + wrk_us)
-    return min(int(server_cpus) * 1e6 / server_us, int(wrk_cpus) * 1e6 / wrk_us)
-c1max, c2max = ceiling("one"), ceiling("two")
+c1max, c2max = float(rows["one"][6]), float(rows["two"][6])
 print(f"ceiling at these costs: 1 worker {c1max:.0f} req/s (measured {100 * r1 / c1max:.0f}% of it), "
       f"2 workers {c2max:.0f} req/s ({100 * r2 / c2max:.0f}%); "
       f"2 workers' ceiling / 1 worker measured: {c2max / r1:.2f}x")
