@@ -6,7 +6,10 @@
 #   hyper     a minimal tokio + hyper server answering 204 (benches/hyper-baseline)
 # Servers run one worker pinned to CPU 0, wrk one thread pinned to CPU 1
 # (on a 2-core machine a load generator saturates near 100-130k req/s, so
-# the server's CPU time per request is printed beside req/s and latency).
+# the server's and wrk's CPU time per request are printed beside req/s and
+# latency, with how busy each kept its CPU: where both are near 100%, the
+# rate is the pair's and not the server's alone, and in a VM the process
+# with room to spare also spends more per request, sleeping and waking).
 #
 # Rounds (default 3) repeat validate, noop, hyper back to back, so each
 # ratio compares targets measured minutes apart at most; the summary gives
@@ -19,14 +22,15 @@ cd "$(dirname "$0")/.."
 
 source benches/load-common.sh "$@"
 
-# run NAME PID URL: one wrk run; prints "name req/s p50 p99 non2xx cpu_us_per_req"
+# run NAME PID URL: one wrk run; prints "name req/s p50 p99 non2xx
+# server_cpu_us_per_req wrk_cpu_us_per_req"
 run() {
     local name=$1 pid=$2 url=$3
-    local before after out
+    local before after wrk_ticks
     before=$(cpu_ticks "$pid")
-    out=$(taskset -c 1 "$WRK" -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" "$url")
+    wrk_ticks=$(timed_wrk "$name" 1 -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" "$url")
     after=$(cpu_ticks "$pid")
-    wrk_row "$name" "$out" "$((after - before))"
+    wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks"
 }
 
 read -r gate_pid gate_addr < <(start 0 mcpgate "$MCPGATE_BIN" serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER")
@@ -46,11 +50,13 @@ python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$PIPELINE" <<PY
 import statistics, sys
 rows = [line.split() for line in """$results""".strip().splitlines()]
 print(f"wrk -t1 -c{sys.argv[2]} -d{sys.argv[1]}s (pipeline {sys.argv[4]}), server 1 worker ({sys.argv[3]}) on CPU 0, wrk on CPU 1")
-print(f"{'round':<7}{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}")
+print(f"{'round':<7}{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}"
+      f"{'wrk us/req':>12}{'busy: server':>14}{'wrk':>6}")
 rounds = {}
-for round_, name, rps, p50, p99, errors, cpu in rows:
+for round_, name, rps, p50, p99, errors, cpu, wrk_cpu in rows:
     rounds.setdefault(round_, {})[name] = (float(rps), float(cpu))
-    print(f"{round_:<7}{name:<10}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}")
+    busy = [f"{float(rps) * float(us) / 1e4:.0f}%" for us in (cpu, wrk_cpu)]
+    print(f"{round_:<7}{name:<10}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}{wrk_cpu:>12}{busy[0]:>14}{busy[1]:>6}")
 ratios = {"validate/noop": ("validate", "noop"), "validate/hyper": ("validate", "hyper"), "noop/hyper": ("noop", "hyper")}
 for label, (a, b) in ratios.items():
     rps = [r[a][0] / r[b][0] for r in rounds.values()]
