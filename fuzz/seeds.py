@@ -7,7 +7,10 @@ The messages are the conformance seeds (tests/conformance/seeds-*.ndjson),
 each also with a few hostile variants. `parse`, `gate` and `roots` get the
 bodies; `http` gets them wrapped in requests (Content-Length and chunked,
 split at several sizes), prefixed with the two bytes the target reads
-first (read size, limits variant). Generated, never committed.
+first (read size, limits variant); `answer` gets upstream answers (JSON
+with a length, an SSE stream chunked, close-delimited, after a 100
+Continue, 204), prefixed with the byte it reads first (read size).
+Generated, never committed.
 """
 
 import hashlib
@@ -56,6 +59,21 @@ def requests(body):
     yield b"GET /metrics HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
 
 
+def answers():
+    result = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}],"structuredContent":{"sum":3}}}'
+    event = b"event: message\r\ndata: " + result + b"\r\n\r\n"
+    progress = b'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}\n\n'
+    json_head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\n"
+    sse_head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+    yield json_head + b"Content-Length: %d\r\n\r\n" % len(result) + result
+    chunks = b"".join(b"%x\r\n" % len(part) + part + b"\r\n" for part in (progress, event[:7], event[7:]))
+    yield sse_head + b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\nX-Trailer: 1\r\n\r\n"
+    yield sse_head + b"Connection: close\r\n\r\n" + progress + event
+    yield b"HTTP/1.1 100 Continue\r\n\r\n" + json_head + b"Content-Length: %d\r\n\r\n" % len(result) + result
+    yield b"HTTP/1.1 204 No Content\r\nConnection: X-Hop, keep-alive\r\nX-Hop: 1\r\n\r\n"
+    yield b"HTTP/1.0 202 Accepted\r\nContent-Length: 0\r\n\r\n"
+
+
 def write(directory, data):
     directory.mkdir(parents=True, exist_ok=True)
     (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
@@ -71,6 +89,9 @@ def main():
             # Read size and limits variant first, as the http target reads.
             write(corpus / "http", bytes([(n * 37 + 1) % 256, n % 3]) + request)
         count += 1
+    for n, answer in enumerate(answers()):
+        # The read size first, as the answer target reads.
+        write(corpus / "answer", bytes([n * 13 % 64]) + answer)
     print(f"{count} messages seeded into {corpus}")
 
 

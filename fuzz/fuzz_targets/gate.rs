@@ -251,8 +251,12 @@ fn valid_arguments(tool: &str) -> Option<Value> {
             "lines": [{"sku": "A", "quantity": 1, "packSize": 6}],
             "shipTo": {"name": "A", "line1": "B", "city": "C", "country": "DE"},
             "carrier": {"type": "ups", "service": "air"}, "insured": true, "shipDate": "2026-12-01"}),
-        "get_account" => json!({"accountId": 42, "verbose": true, "owner": {"team": "ops"}, "fields": ["a"]}),
-        "send_message" => json!({"to": "a@example.com", "subject": "s", "text": "t", "priority": 1}),
+        "get_account" => {
+            json!({"accountId": 42, "verbose": true, "owner": {"team": "ops"}, "fields": ["a"]})
+        }
+        "send_message" => {
+            json!({"to": "a@example.com", "subject": "s", "text": "t", "priority": 1})
+        }
         "echo" => json!({"any": "thing"}),
         _ => return None,
     })

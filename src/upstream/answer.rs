@@ -58,7 +58,9 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, Malformed> {
     let mut storage = [httparse::EMPTY_HEADER; MAX_ANSWER_HEADERS];
     let mut answer = httparse::Response::new(&mut storage);
     let len = match answer.parse(buf) {
-        Ok(httparse::Status::Complete(len)) => len,
+        // Over the bound even when whole: the verdict does not hang on
+        // whether the head came in one read.
+        Ok(httparse::Status::Complete(len)) if len <= MAX_ANSWER_HEAD => len,
         Ok(httparse::Status::Partial) if buf.len() <= MAX_ANSWER_HEAD => {
             return Ok(Parsed::Partial);
         }
@@ -255,6 +257,11 @@ impl Chunked {
                             Ok(at)
                         };
                     };
+                    if nl >= MAX_CHUNK_LINE {
+                        // Refused whole as it would be in pieces (above),
+                        // so the verdict does not hang on the reads' sizes.
+                        return Err(Malformed);
+                    }
                     let line = avail[..nl].strip_suffix(b"\r").unwrap_or(&avail[..nl]);
                     at += nl + 1;
                     self.state = if self.state == ChunkState::Trailer {
@@ -358,6 +365,11 @@ mod tests {
             parse_head(b"HTTP/1.1 200 OK\r\nContent-"),
             Ok(Parsed::Partial)
         ));
+        let mut long = b"HTTP/1.1 200 OK\r\nX-Pad: ".to_vec();
+        long.resize(MAX_ANSWER_HEAD + 1, b'p');
+        long.extend_from_slice(b"\r\n\r\n");
+        assert!(parse_head(&long).is_err(), "a head over the bound, whole");
+        assert!(parse_head(&long[..MAX_ANSWER_HEAD + 1]).is_err(), "in part");
         for bad in [
             "SSH-2.0\r\n\r\n",
             "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
@@ -385,6 +397,26 @@ mod tests {
         }
         let mut state = BodyState::new(BodyFraming::Chunked);
         assert!(state.take(b"zz\r\n", &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn a_chunk_line_over_the_bound_is_refused_however_it_arrives() {
+        let decode = |wire: &[u8], read: usize| {
+            let mut state = BodyState::new(BodyFraming::Chunked);
+            let (mut pending, mut out) = (Vec::new(), Vec::new());
+            for piece in wire.chunks(read) {
+                pending.extend_from_slice(piece);
+                let used = state.take(&pending, &mut out)?;
+                pending.drain(..used);
+            }
+            Ok::<_, Malformed>(out)
+        };
+        let long = format!("1;{}\r\nx\r\n0\r\n\r\n", "e".repeat(MAX_CHUNK_LINE));
+        let short = format!("1;{}\r\nx\r\n0\r\n\r\n", "e".repeat(MAX_CHUNK_LINE - 4));
+        for read in [1, 100, MAX_CHUNK_LINE, 2 * MAX_CHUNK_LINE] {
+            assert_eq!(decode(long.as_bytes(), read), Err(Malformed), "read {read}");
+            assert_eq!(decode(short.as_bytes(), read).unwrap(), b"x", "read {read}");
+        }
     }
 
     #[test]
