@@ -9,8 +9,9 @@ bodies; `http` gets them wrapped in requests (Content-Length and chunked,
 split at several sizes), prefixed with the two bytes the target reads
 first (read size, limits variant); `answer` gets upstream answers (JSON
 with a length, an SSE stream chunked, close-delimited, after a 100
-Continue, 204), prefixed with the byte it reads first (read size).
-Generated, never committed.
+Continue, 204), prefixed with the byte it reads first (read size); `tape`
+gets each input schema of the test catalog (tests/catalog/tools.json), a
+NUL byte, then an instance. Generated, never committed.
 """
 
 import hashlib
@@ -74,6 +75,16 @@ def answers():
     yield b"HTTP/1.0 202 Accepted\r\nContent-Length: 0\r\n\r\n"
 
 
+def schema_pairs():
+    import json
+    tools = json.loads((ROOT / "tests" / "catalog" / "tools.json").read_text())["tools"]
+    instances = [b"{}", b"[]", b"1", b'"x"', b"null", b'{"a":[1,2.5,{"b":"c"}],"n":-0}']
+    for tool in tools:
+        schema = json.dumps(tool.get("inputSchema", {})).encode()
+        for instance in instances:
+            yield schema + b"\0" + instance
+
+
 def write(directory, data):
     directory.mkdir(parents=True, exist_ok=True)
     (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
@@ -92,6 +103,8 @@ def main():
     for n, answer in enumerate(answers()):
         # The read size first, as the answer target reads.
         write(corpus / "answer", bytes([n * 13 % 64]) + answer)
+    for pair in schema_pairs():
+        write(corpus / "tape", pair)
     print(f"{count} messages seeded into {corpus}")
 
 
