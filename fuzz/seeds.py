@@ -11,7 +11,9 @@ first (read size, limits variant); `answer` gets upstream answers (JSON
 with a length, an SSE stream chunked, close-delimited, after a 100
 Continue, 204), prefixed with the byte it reads first (read size); `tape`
 gets each input schema of the test catalog (tests/catalog/tools.json), a
-NUL byte, then an instance. Generated, never committed.
+NUL byte, then an instance; `catalog` gets the test catalog's tools (all
+of them, and each alone), a NUL byte, then arguments. Generated, never
+committed.
 """
 
 import hashlib
@@ -75,14 +77,28 @@ def answers():
     yield b"HTTP/1.0 202 Accepted\r\nContent-Length: 0\r\n\r\n"
 
 
+INSTANCES = [b"{}", b"[]", b"1", b'"x"', b"null", b'{"a":[1,2.5,{"b":"c"}],"n":-0}']
+
+
+def catalog_tools():
+    import json
+    return json.loads((ROOT / "tests" / "catalog" / "tools.json").read_text())["tools"]
+
+
 def schema_pairs():
     import json
-    tools = json.loads((ROOT / "tests" / "catalog" / "tools.json").read_text())["tools"]
-    instances = [b"{}", b"[]", b"1", b'"x"', b"null", b'{"a":[1,2.5,{"b":"c"}],"n":-0}']
-    for tool in tools:
+    for tool in catalog_tools():
         schema = json.dumps(tool.get("inputSchema", {})).encode()
-        for instance in instances:
+        for instance in INSTANCES:
             yield schema + b"\0" + instance
+
+
+def catalog_calls():
+    import json
+    tools = catalog_tools()
+    for chosen in [tools] + [[tool] for tool in tools]:
+        for arguments in INSTANCES:
+            yield json.dumps(chosen).encode() + b"\0" + arguments
 
 
 def write(directory, data):
@@ -105,6 +121,8 @@ def main():
         write(corpus / "answer", bytes([n * 13 % 64]) + answer)
     for pair in schema_pairs():
         write(corpus / "tape", pair)
+    for call in catalog_calls():
+        write(corpus / "catalog", call)
     print(f"{count} messages seeded into {corpus}")
 
 

@@ -12,7 +12,7 @@ seconds="${FUZZ_SECONDS:-60}"
 toolchain="${FUZZ_TOOLCHAIN:-nightly}"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(parse http gate roots answer tape)
+    targets=(parse http gate roots answer tape catalog)
 fi
 
 if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then

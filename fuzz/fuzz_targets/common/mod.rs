@@ -75,13 +75,17 @@ pub const ANSWER_MAX: usize = {
     256 + 6 * MESSAGE_MAX + 2 + strings * per_string
 };
 
-/// Checks `gate.check(headers, body)` and everything its answer must be.
+/// Checks `gate().check(headers, body)` and everything its answer must be.
 pub fn check(headers: &(impl RequestHeaders + ?Sized), body: &[u8]) {
+    check_with(gate(), headers, body);
+}
+
+/// [`check`] on `gate`.
+pub fn check_with(gate: &Gate, headers: &(impl RequestHeaders + ?Sized), body: &[u8]) {
     // The counts are read before and after: one check at a time (the tests
     // replaying inputs run on several threads).
     static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let gate = gate();
     let before: u64 = gate.rejections().snapshot().map(|(_, n)| n).sum();
     let verdict = gate.check(headers, body);
     let after: u64 = gate.rejections().snapshot().map(|(_, n)| n).sum();
