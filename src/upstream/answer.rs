@@ -250,18 +250,16 @@ impl Chunked {
             match self.state {
                 ChunkState::Done => return Ok(at),
                 ChunkState::Size | ChunkState::Trailer => {
-                    let Some(nl) = avail.iter().position(|&b| b == b'\n') else {
-                        return if avail.len() > MAX_CHUNK_LINE {
+                    // The line's end is looked for within the bound only,
+                    // so a line over it is refused however it arrives.
+                    let window = &avail[..avail.len().min(MAX_CHUNK_LINE)];
+                    let Some(nl) = window.iter().position(|&b| b == b'\n') else {
+                        return if avail.len() >= MAX_CHUNK_LINE {
                             Err(Malformed)
                         } else {
                             Ok(at)
                         };
                     };
-                    if nl >= MAX_CHUNK_LINE {
-                        // Refused whole as it would be in pieces (above),
-                        // so the verdict does not hang on the reads' sizes.
-                        return Err(Malformed);
-                    }
                     let line = avail[..nl].strip_suffix(b"\r").unwrap_or(&avail[..nl]);
                     at += nl + 1;
                     self.state = if self.state == ChunkState::Trailer {
