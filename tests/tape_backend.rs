@@ -15,11 +15,14 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use jsonschema::json::cmp::equal;
-use jsonschema::{Draft, Validator};
-use mcpgate::gate::parse::{ParseLimits, Parser, TapeJson};
+use mcpgate::gate::parse::{ParseLimits, Parser};
 use mcpgate::protocol::{SchemaDocument, root_keys, root_schema};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+
+#[path = "../fuzz/fuzz_targets/common/tape_agreement.rs"]
+mod tape_agreement;
+use tape_agreement::Pair;
 
 /// Counts the allocations of the current thread, to show that a parse in
 /// steady state makes none.
@@ -58,97 +61,6 @@ fn allocations() -> usize {
 }
 
 const LIMITS: ParseLimits = ParseLimits { max_depth: 256 };
-
-struct Pair {
-    name: String,
-    serde: Validator,
-    tape: Validator<TapeJson>,
-}
-
-impl Pair {
-    fn new(name: impl Into<String>, schema: &Value) -> Pair {
-        let name = name.into();
-        let serde = jsonschema::draft202012::new(schema)
-            .unwrap_or_else(|e| panic!("{name}: serde validator: {e}"));
-        let tape = jsonschema::options_for::<TapeJson>()
-            .with_draft(Draft::Draft202012)
-            .build(schema)
-            .unwrap_or_else(|e| panic!("{name}: tape validator: {e}"));
-        Pair { name, serde, tape }
-    }
-
-    /// Validates `text` on both backends; panics on any disagreement.
-    fn check(&self, parser: &mut Parser, text: &str) {
-        let value: Value = serde_json::from_str(text).expect("instances are valid JSON");
-        let document = parser
-            .parse(text.as_bytes(), LIMITS)
-            .unwrap_or_else(|e| panic!("{}: the parser refused {text}: {e}", self.name));
-        let root = document.root();
-        let context = || format!("schema {}, instance {text}", self.name);
-        // The two readings are the same value, except that simd-json reads
-        // `-0` as the integer 0 where serde_json reads -0.0: equal numbers, so
-        // verdicts cannot differ, but an error's text and instance do.
-        let same_reading = root.to_value() == value;
-        assert!(
-            same_reading || equal(&root.to_value(), &value),
-            "readings differ: {}",
-            context()
-        );
-
-        let valid = self.serde.is_valid(&value);
-        assert_eq!(valid, self.tape.is_valid(root), "is_valid: {}", context());
-
-        let serde_first = self.serde.validate(&value);
-        let tape_first = self.tape.validate(root);
-        assert_eq!(
-            serde_first.is_err(),
-            tape_first.is_err(),
-            "validate: {}",
-            context()
-        );
-        assert_eq!(valid, serde_first.is_ok(), "serde disagrees with itself");
-        if let (Err(serde_error), Err(tape_error)) = (&serde_first, &tape_first) {
-            assert_eq!(
-                serde_error.instance_path().as_str(),
-                tape_error.instance_path().as_str(),
-                "first error location: {}",
-                context()
-            );
-            assert!(
-                equal(serde_error.instance(), tape_error.instance()),
-                "first error instance: {}",
-                context()
-            );
-        }
-        if let (Err(serde_error), Err(tape_error), true) = (&serde_first, &tape_first, same_reading)
-        {
-            assert_eq!(
-                serde_error.to_string(),
-                tape_error.to_string(),
-                "first error: {}",
-                context()
-            );
-            assert_eq!(
-                serde_error.instance_path().as_str(),
-                tape_error.instance_path().as_str(),
-                "first error location: {}",
-                context()
-            );
-            assert_eq!(
-                serde_error.instance().as_ref(),
-                tape_error.instance().as_ref(),
-                "first error instance: {}",
-                context()
-            );
-        }
-        assert_eq!(
-            self.serde.iter_errors(&value).count(),
-            self.tape.iter_errors(root).count(),
-            "error count: {}",
-            context()
-        );
-    }
-}
 
 // ---------------------------------------------------------------- MCP roots
 
@@ -312,7 +224,7 @@ fn mcp_roots_agree_on_seeds_and_their_mutations() {
             for instance in mutations(seed) {
                 let text = instance.to_string();
                 for pair in &roots {
-                    pair.check(&mut parser, &text);
+                    pair.check(&mut parser, &text, LIMITS);
                     checks += 1;
                     invalid += usize::from(!pair.serde.is_valid(&instance));
                 }
@@ -322,7 +234,7 @@ fn mcp_roots_agree_on_seeds_and_their_mutations() {
         for seed in &revision.seeds {
             let text = seed.to_string();
             for pair in &revision.roots {
-                pair.check(&mut parser, &text);
+                pair.check(&mut parser, &text, LIMITS);
                 checks += 1;
             }
         }
@@ -571,7 +483,7 @@ proptest! {
         let mut parser = Parser::new();
         let text = instance.to_string();
         for pair in keyword_pairs() {
-            pair.check(&mut parser, &text);
+            pair.check(&mut parser, &text, LIMITS);
         }
     }
 
@@ -584,7 +496,7 @@ proptest! {
             for pair in revision.roots.iter().step_by(3) {
                 let method = pair.name.split_once(':').map_or("", |(_, method)| method);
                 let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-                pair.check(&mut parser, &message.to_string());
+                pair.check(&mut parser, &message.to_string(), LIMITS);
             }
         }
     }
@@ -601,7 +513,7 @@ fn keyword_schemas_agree_on_seed_mutations() {
             for instance in mutations(seed) {
                 let text = instance.to_string();
                 for pair in keyword_pairs() {
-                    pair.check(&mut parser, &text);
+                    pair.check(&mut parser, &text, LIMITS);
                     checks += 1;
                 }
             }
@@ -651,7 +563,7 @@ fn keyword_schemas_agree_on_number_literals() {
         let serde: Value = serde_json::from_str(literal).unwrap();
         let document = parser.parse(literal.as_bytes(), LIMITS).unwrap();
         if literal.starts_with("-0") && !literal.contains('.') {
-            // See `Pair::check`: simd-json reads `-0` as the integer 0.
+            // See `Pair::check_readings`: simd-json reads `-0` as the integer 0.
             assert!(equal(&document.root().to_value(), &serde), "{literal}");
         } else {
             assert_eq!(document.root().to_value(), serde, "{literal}");
@@ -662,7 +574,7 @@ fn keyword_schemas_agree_on_number_literals() {
             format!("{{\"a\": {literal}, \"b\": \"{literal}\"}}"),
         ] {
             for pair in keyword_pairs() {
-                pair.check(&mut parser, &text);
+                pair.check(&mut parser, &text, LIMITS);
                 checks += 1;
             }
         }
@@ -723,7 +635,7 @@ fn equality_keywords_give_known_verdicts() {
             expected,
             "{schema} on {text}"
         );
-        pair.check(&mut parser, text);
+        pair.check(&mut parser, text, LIMITS);
     }
 }
 
@@ -743,7 +655,7 @@ fn error_instances_are_the_failing_nodes() {
     assert_eq!(error.instance().as_ref(), &json!({"deep": ["é", 1.5]}));
     let errors: Vec<_> = pair.tape.iter_errors(document.root()).collect();
     assert_eq!(errors.len(), 1);
-    pair.check(&mut parser, text);
+    pair.check(&mut parser, text, LIMITS);
 }
 
 /// In steady state, parsing a body no bigger than an earlier one allocates

@@ -3,17 +3,20 @@
 //! NUL byte, then an instance's JSON text. Both backends compile the schema
 //! or both refuse it; where the gate's parser and `serde_json` both read
 //! the instance, they read the same value, and the two validators give the
-//! same `is_valid`, the same `validate` outcome with the first error at the
-//! same place, and the same number of errors. The tests in
+//! same `is_valid`, the same `validate` outcome with the same first error
+//! (message, location, instance), and the same number of errors
+//! (`common/tape_agreement.rs`). The tests in
 //! `tests/tape_backend.rs` hold this for the MCP roots and hand-written
 //! schemas; here the schemas are whatever a tool's `inputSchema` can be.
 #![no_main]
 
-use jsonschema::json::cmp::equal;
-use jsonschema::{Draft, Validator};
+#[path = "common/tape_agreement.rs"]
+mod tape_agreement;
+
 use libfuzzer_sys::fuzz_target;
-use mcpgate::gate::parse::{ParseLimits, Parser, TapeJson};
+use mcpgate::gate::parse::{ParseLimits, Parser};
 use serde_json::Value;
+use tape_agreement::Pair;
 
 /// serde_json's own nesting limit, so that both readers can take the
 /// deepest instance either does.
@@ -27,20 +30,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(schema) = serde_json::from_slice::<Value>(schema) else {
         return;
     };
-    let serde = jsonschema::options()
-        .with_draft(Draft::Draft202012)
-        .build(&schema);
-    let tape = jsonschema::options_for::<TapeJson>()
-        .with_draft(Draft::Draft202012)
-        .build(&schema);
-    let (serde, tape): (Validator, Validator<TapeJson>) = match (serde, tape) {
-        (Ok(serde), Ok(tape)) => (serde, tape),
-        (Err(_), Err(_)) => return,
-        (serde, tape) => panic!(
-            "one backend compiled the schema and not the other: serde {:?}, tape {:?}",
-            serde.err().map(|e| e.to_string()),
-            tape.err().map(|e| e.to_string())
-        ),
+    let pair = match Pair::compile(schema.to_string(), &schema) {
+        Ok(Some(pair)) => pair,
+        Ok(None) => return,
+        Err(e) => panic!("{e}"),
     };
     let Ok(value) = serde_json::from_slice::<Value>(instance) else {
         return;
@@ -49,32 +42,5 @@ fuzz_target!(|data: &[u8]| {
     let Ok(document) = parser.parse(instance, LIMITS) else {
         return;
     };
-    let root = document.root();
-    assert!(equal(&root.to_value(), &value), "the readings differ");
-
-    let valid = serde.is_valid(&value);
-    assert_eq!(valid, tape.is_valid(root), "is_valid differs");
-    let (serde_first, tape_first) = (serde.validate(&value), tape.validate(root));
-    assert_eq!(
-        serde_first.is_ok(),
-        valid,
-        "serde's validate disagrees with its is_valid"
-    );
-    assert_eq!(
-        tape_first.is_ok(),
-        valid,
-        "the tape's validate disagrees with is_valid"
-    );
-    if let (Err(s), Err(t)) = (&serde_first, &tape_first) {
-        assert_eq!(
-            s.instance_path().as_str(),
-            t.instance_path().as_str(),
-            "the first error's location differs"
-        );
-    }
-    assert_eq!(
-        serde.iter_errors(&value).count(),
-        tape.iter_errors(root).count(),
-        "the error count differs"
-    );
+    pair.check_readings(document.root(), &value, &String::from_utf8_lossy(instance));
 });
