@@ -185,6 +185,9 @@ fn encode_answer_head(out: &mut Vec<u8>, head: &AnswerHead, conn: ConnHeader, re
 /// Completes when the client has closed its side (or its socket failed).
 /// Bytes waiting to be read (a pipelined request) are left for later, and
 /// the watch then never completes: the request waits its turn.
+///
+/// Armed from the start of each wait: arming it only a few ms in saved its
+/// probe but no measurable CPU (README, "Through the gateway").
 async fn client_gone(stream: &TcpStream) {
     loop {
         if stream.readable(false).await.is_err() {
