@@ -101,11 +101,9 @@ impl Pair {
                 "first error location: {}",
                 context()
             );
-            assert!(
-                equal(serde_error.instance(), tape_error.instance()),
-                "first error instance: {}",
-                context()
-            );
+            // Read alike, the first errors are the same to the letter;
+            // read as equal numbers, their instances are equal.
+            let (serde_instance, tape_instance) = (serde_error.instance(), tape_error.instance());
             if same_reading {
                 assert_eq!(
                     serde_error.to_string(),
@@ -114,8 +112,14 @@ impl Pair {
                     context()
                 );
                 assert_eq!(
-                    serde_error.instance().as_ref(),
-                    tape_error.instance().as_ref(),
+                    serde_instance.as_ref(),
+                    tape_instance.as_ref(),
+                    "first error instance: {}",
+                    context()
+                );
+            } else {
+                assert!(
+                    equal(serde_instance, tape_instance),
                     "first error instance: {}",
                     context()
                 );
