@@ -8,8 +8,11 @@ use super::{connection_tokens, is_hop_by_hop};
 const MAX_ANSWER_HEADERS: usize = 128;
 /// The longest head accepted from the upstream.
 pub const MAX_ANSWER_HEAD: usize = 64 * 1024;
-/// The longest chunk size line accepted from the upstream.
+/// The longest chunk size or trailer line accepted from the upstream.
 const MAX_CHUNK_LINE: usize = 4096;
+/// The most bytes of trailer lines accepted (they are dropped): an upstream
+/// that keeps sending trailers holds its client's answer open, unfinished.
+const MAX_ANSWER_TRAILERS: usize = 8192;
 
 /// The upstream sent something that is not a valid HTTP/1.x answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,6 +243,9 @@ enum ChunkState {
 #[derive(Debug, Default)]
 pub struct Chunked {
     state: ChunkState,
+    /// Bytes of trailer lines read so far (whole lines only, so that the
+    /// verdict does not depend on how the bytes arrive).
+    trailer_bytes: usize,
 }
 
 impl Chunked {
@@ -264,6 +270,10 @@ impl Chunked {
                     at += nl + 1;
                     self.state = if self.state == ChunkState::Trailer {
                         // Trailers are dropped; an empty line ends them.
+                        self.trailer_bytes += nl + 1;
+                        if self.trailer_bytes > MAX_ANSWER_TRAILERS {
+                            return Err(Malformed);
+                        }
                         if line.is_empty() {
                             ChunkState::Done
                         } else {
@@ -397,23 +407,43 @@ mod tests {
         assert!(state.take(b"zz\r\n", &mut Vec::new()).is_err());
     }
 
+    /// A chunked body fed in reads of `read` bytes: its data, once whole.
+    fn decode(wire: &[u8], read: usize) -> Result<Vec<u8>, Malformed> {
+        let mut state = BodyState::new(BodyFraming::Chunked);
+        let (mut pending, mut out) = (Vec::new(), Vec::new());
+        for piece in wire.chunks(read) {
+            pending.extend_from_slice(piece);
+            let used = state.take(&pending, &mut out)?;
+            pending.drain(..used);
+        }
+        assert!(state.is_done());
+        Ok(out)
+    }
+
     #[test]
     fn a_chunk_line_over_the_bound_is_refused_however_it_arrives() {
-        let decode = |wire: &[u8], read: usize| {
-            let mut state = BodyState::new(BodyFraming::Chunked);
-            let (mut pending, mut out) = (Vec::new(), Vec::new());
-            for piece in wire.chunks(read) {
-                pending.extend_from_slice(piece);
-                let used = state.take(&pending, &mut out)?;
-                pending.drain(..used);
-            }
-            Ok::<_, Malformed>(out)
-        };
         let long = format!("1;{}\r\nx\r\n0\r\n\r\n", "e".repeat(MAX_CHUNK_LINE));
         let short = format!("1;{}\r\nx\r\n0\r\n\r\n", "e".repeat(MAX_CHUNK_LINE - 4));
         for read in [1, 100, MAX_CHUNK_LINE, 2 * MAX_CHUNK_LINE] {
             assert_eq!(decode(long.as_bytes(), read), Err(Malformed), "read {read}");
             assert_eq!(decode(short.as_bytes(), read).unwrap(), b"x", "read {read}");
+        }
+    }
+
+    #[test]
+    fn trailers_over_their_bound_are_refused_however_they_arrive() {
+        // Lines of 1,000 bytes each (CRLF included); the final empty line
+        // counts its 2 bytes too.
+        let line = format!("X-T: {}\r\n", "t".repeat(1000 - 7));
+        let with = |lines: usize| format!("1\r\nx\r\n0\r\n{}\r\n", line.repeat(lines));
+        let (within, over) = (with(8), with(9));
+        for read in [1, 7, 1000, MAX_ANSWER_TRAILERS + 1] {
+            assert_eq!(
+                decode(within.as_bytes(), read).unwrap(),
+                b"x",
+                "read {read}"
+            );
+            assert_eq!(decode(over.as_bytes(), read), Err(Malformed), "read {read}");
         }
     }
 
