@@ -9,7 +9,13 @@
 # Environment:
 #   PIPELINE=N       wrk sends N requests back to back on each connection
 #                    before reading the answers (default 1: no pipelining)
-#   MCPGATE_BIN, HYPER_BIN, WRK
+#   LOADGEN=light    scaling.sh: benches/lightload instead of wrk, each
+#                    connection LIGHT_DEPTH requests deep (default 256),
+#                    its sockets looked at every LIGHT_INTERVAL_MS (default
+#                    2): a load generator that costs a fraction of the
+#                    server per request, for machines without cores to
+#                    spare (no latency figures)
+#   MCPGATE_BIN, HYPER_BIN, WRK, LIGHTLOAD_BIN
 #                    the commands to run (defaults: the release builds and
 #                    wrk on PATH); with MCPGATE_BENCH_PREBUILT=1 nothing is
 #                    built or installed (benches/device/run.sh sets these)
@@ -17,9 +23,13 @@ DURATION=${1:-10}
 CONNECTIONS=${2:-32}
 DRIVER=${3:-epoll}
 PIPELINE=${PIPELINE:-1}
+LOADGEN=${LOADGEN:-wrk}
+LIGHT_DEPTH=${LIGHT_DEPTH:-256}
+LIGHT_INTERVAL_MS=${LIGHT_INTERVAL_MS:-2}
 HZ=$(getconf CLK_TCK)
 MCPGATE_BIN=${MCPGATE_BIN:-target/release/mcpgate}
 HYPER_BIN=${HYPER_BIN:-benches/hyper-baseline/target/release/hyper-baseline}
+LIGHTLOAD_BIN=${LIGHTLOAD_BIN:-benches/lightload/target/release/lightload}
 WRK=${WRK:-wrk}
 
 if [ "${MCPGATE_BENCH_PREBUILT:-0}" != 1 ]; then
@@ -76,6 +86,35 @@ timed_wrk() {
     shift 2
     { TIMEFORMAT='%3U %3S'; time taskset -c "$cpus" "$WRK" "$@" > "$work/$name.wrk"; } 2> "$work/$name.time"
     awk -v hz="$HZ" '{printf "%d\n", ($1 + $2) * hz}' "$work/$name.time"
+}
+
+# timed_light NAME CPUS ADDRESS PATH BODY TOOL: benches/lightload pinned
+# to CPUS, POSTing BODY (a file in $work) as a tools/call of TOOL to PATH
+# on $CONNECTIONS connections for $DURATION seconds; its line goes to
+# $work/NAME.light.
+timed_light() {
+    local name=$1 cpus=$2 address=$3 path=$4 body=$5 tool=$6
+    taskset -c "$cpus" "$LIGHTLOAD_BIN" "$address" "$path" "$work/$body" \
+        --connections "$CONNECTIONS" --depth "$LIGHT_DEPTH" --interval-ms "$LIGHT_INTERVAL_MS" \
+        --seconds "$DURATION" --warmup 0 \
+        --header 'Content-Type: application/json' \
+        --header 'Accept: application/json, text/event-stream' \
+        --header 'MCP-Protocol-Version: 2026-07-28' \
+        --header 'Mcp-Method: tools/call' --header "Mcp-Name: $tool" > "$work/$name.light"
+}
+
+# light_row NAME TICKS: "NAME req/s - - 0 SERVER_US_PER_REQ LOADGEN_US_PER_REQ"
+# from timed_light's line and the server's CPU ticks over the run (the
+# same columns as wrk_row; lightload refuses any answer but a 204, and
+# times no latency).
+light_row() {
+    python3 -c '
+import re, sys
+name, line, hz, ticks = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+f = dict(kv.split("=") for kv in line.split()[1:])
+rps, reqs, own = float(f["req/s"]), int(f["answers"]), float(f["cpu_us_per_req"])
+print(f"{name} {rps:.0f} - - 0 {ticks / hz * 1e6 / reqs:.2f} {own:.2f}")
+' "$1" "$(cat "$work/$1.light")" "$HZ" "$2"
 }
 
 # ceiling CPUS=US_PER_REQ...: the req/s at which the busiest CPUs of a run

@@ -16,21 +16,33 @@
 # every round's ratios and their medians (the VM's run-to-run noise is
 # about ±10%, larger than the differences measured).
 #
+# LOADGEN=light measures with benches/lightload in place of wrk (see
+# load-common.sh): it costs a fraction of the server per request, so the
+# server's CPU is the bottleneck and the rate is the server's own.
+#
 # Usage: benches/load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)] [rounds (3)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 source benches/load-common.sh "$@"
 
-# run NAME PID URL: one wrk run; prints "name req/s p50 p99 non2xx
-# server_cpu_us_per_req wrk_cpu_us_per_req"
+# run NAME PID ADDRESS PATH: one wrk run (lightload with LOADGEN=light);
+# prints "name req/s p50 p99 non2xx server_cpu_us_per_req
+# loadgen_cpu_us_per_req"
 run() {
-    local name=$1 pid=$2 url=$3
+    local name=$1 pid=$2 address=$3 path=$4
     local before after wrk_ticks
     before=$(cpu_ticks "$pid")
-    wrk_ticks=$(timed_wrk "$name" 1 -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" "$url")
-    after=$(cpu_ticks "$pid")
-    wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks"
+    if [ "$LOADGEN" = light ]; then
+        timed_light "$name" 1 "$address" "$path" post.json get_weather
+        after=$(cpu_ticks "$pid")
+        light_row "$name" "$((after - before))"
+    else
+        wrk_ticks=$(timed_wrk "$name" 1 -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" \
+            "http://$address$path")
+        after=$(cpu_ticks "$pid")
+        wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks"
+    fi
 }
 
 read -r gate_pid gate_addr < <(start 0 mcpgate "$MCPGATE_BIN" serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER")
@@ -41,22 +53,25 @@ pids+=("$hyper_pid")
 ROUNDS=${4:-3}
 results=$(
     for round in $(seq "$ROUNDS"); do
-        run validate "$gate_pid" "http://$gate_addr/validate" | sed "s/^/$round /"
-        run noop "$gate_pid" "http://$gate_addr/_noop" | sed "s/^/$round /"
-        run hyper "$hyper_pid" "http://$hyper_addr/" | sed "s/^/$round /"
+        run validate "$gate_pid" "$gate_addr" /validate | sed "s/^/$round /"
+        run noop "$gate_pid" "$gate_addr" /_noop | sed "s/^/$round /"
+        run hyper "$hyper_pid" "$hyper_addr" / | sed "s/^/$round /"
     done
 )
-python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$PIPELINE" <<PY
+python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$PIPELINE" "$LOADGEN" "$LIGHT_DEPTH" "$LIGHT_INTERVAL_MS" <<PY
 import statistics, sys
 rows = [line.split() for line in """$results""".strip().splitlines()]
-print(f"wrk -t1 -c{sys.argv[2]} -d{sys.argv[1]}s (pipeline {sys.argv[4]}), server 1 worker ({sys.argv[3]}) on CPU 0, wrk on CPU 1")
+gen = "lightload" if sys.argv[5] == "light" else "wrk"
+how = (f"depth {sys.argv[6]}, every {sys.argv[7]} ms" if gen == "lightload"
+       else f"-t1, pipeline {sys.argv[4]}")
+print(f"{gen} -c{sys.argv[2]} -d{sys.argv[1]}s ({how}), server 1 worker ({sys.argv[3]}) on CPU 0, {gen} on CPU 1")
 print(f"{'round':<7}{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}"
-      f"{'wrk us/req':>12}{'busy: server':>14}{'wrk':>6}")
+      f"{gen + ' us/req':>18}{'busy: server':>14}{gen:>10}")
 rounds = {}
 for round_, name, rps, p50, p99, errors, cpu, wrk_cpu in rows:
     rounds.setdefault(round_, {})[name] = (float(rps), float(cpu))
     busy = [f"{float(rps) * float(us) / 1e4:.0f}%" for us in (cpu, wrk_cpu)]
-    print(f"{round_:<7}{name:<10}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}{wrk_cpu:>12}{busy[0]:>14}{busy[1]:>6}")
+    print(f"{round_:<7}{name:<10}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}{wrk_cpu:>18}{busy[0]:>14}{busy[1]:>10}")
 ratios = {"validate/noop": ("validate", "noop"), "validate/hyper": ("validate", "hyper"), "noop/hyper": ("noop", "hyper")}
 for label, (a, b) in ratios.items():
     rps = [r[a][0] / r[b][0] for r in rounds.values()]

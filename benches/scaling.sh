@@ -12,6 +12,10 @@
 # load-common.sh): the load generator's CPU per request falls further than
 # the server's, which is what a 2-core machine needs to show a second
 # worker at all.
+# LOADGEN=light measures with benches/lightload in place of wrk
+# (deeply pipelined, its sockets looked at every few milliseconds; see
+# load-common.sh): on 2 cores it leaves most of a CPU to the second
+# worker, where wrk takes as much as the server.
 # Prints req/s, p50/p99, the server's and wrk's CPU time per request, and
 # two ratios: req/s (two workers over one), and requests per server
 # CPU-second (1.00: a second worker costs nothing per request; what a
@@ -48,12 +52,18 @@ measure() {
         --listen 127.0.0.1:0 --workers "$workers" --io-driver "$DRIVER")
     pids+=("$pid")
     before=$(cpu_ticks "$pid")
-    wrk_ticks=$(timed_wrk "$name" "$wrk_cpus" -t"$threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
-        -s "$work/post.lua" "http://$addr/validate")
-    after=$(cpu_ticks "$pid")
+    if [ "$LOADGEN" = light ]; then
+        timed_light "$name" "$wrk_cpus" "$addr" /validate post.json get_weather
+        after=$(cpu_ticks "$pid")
+        row=$(light_row "$name" "$((after - before))")
+    else
+        wrk_ticks=$(timed_wrk "$name" "$wrk_cpus" -t"$threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
+            -s "$work/post.lua" "http://$addr/validate")
+        after=$(cpu_ticks "$pid")
+        row=$(wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks")
+    fi
     kill "$pid"
     wait "$pid" 2>/dev/null || true
-    row=$(wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks")
     read -r _ _ _ _ _ server_us wrk_us <<< "$row"
     echo "$row $(ceiling "$server_cpus=$server_us" "$wrk_cpus=$wrk_us")"
 }
@@ -63,16 +73,20 @@ results=$(
     measure two 2 "$two_server" "$two_wrk" "$two_threads"
 )
 python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$cores" \
-    "$one_server/$one_wrk" "$two_server/$two_wrk" "$PIPELINE" <<PY
+    "$one_server/$one_wrk" "$two_server/$two_wrk" "$PIPELINE" "$LOADGEN" "$LIGHT_DEPTH" "$LIGHT_INTERVAL_MS" <<PY
 import sys
-duration, connections, driver, cores, one, two, pipeline = sys.argv[1:]
+duration, connections, driver, cores, one, two, pipeline, loadgen, depth, interval = sys.argv[1:]
 rows = {line.split()[0]: line.split()[1:] for line in """$results""".strip().splitlines()}
-print(f"POST /validate, wrk -c{connections} -d{duration}s (pipeline {pipeline}), {driver}, {cores} cores")
-print(f"  (server CPUs / wrk CPUs: 1 worker {one}, 2 workers {two})")
-print(f"{'workers':<9}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'server us/req':>15}{'wrk us/req':>12}{'non-2xx':>9}")
+if loadgen == "light":
+    print(f"POST /validate, lightload -c{connections} -d{duration}s (depth {depth}, every {interval} ms), {driver}, {cores} cores")
+else:
+    print(f"POST /validate, wrk -c{connections} -d{duration}s (pipeline {pipeline}), {driver}, {cores} cores")
+gen = "lightload" if loadgen == "light" else "wrk"
+print(f"  (server CPUs / {gen} CPUs: 1 worker {one}, 2 workers {two})")
+print(f"{'workers':<9}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'server us/req':>15}{gen + ' us/req':>18}{'non-2xx':>9}")
 for name, label in (("one", "1"), ("two", "2")):
     rps, p50, p99, errors, cpu, wrk_cpu, _ = rows[name]
-    print(f"{label:<9}{rps:>10}{p50:>10}{p99:>10}{cpu:>15}{wrk_cpu:>12}{errors:>9}")
+    print(f"{label:<9}{rps:>10}{p50:>10}{p99:>10}{cpu:>15}{wrk_cpu:>18}{errors:>9}")
 r1, c1 = float(rows["one"][0]), float(rows["one"][4])
 r2, c2 = float(rows["two"][0]), float(rows["two"][4])
 print(f"2 workers / 1 worker: {r2 / r1:.2f}x req/s, {c1 / c2:.2f}x requests per server CPU-second")
