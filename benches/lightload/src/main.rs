@@ -150,7 +150,10 @@ impl Connection {
                 ));
             }
         }
-        self.in_flight -= answers;
+        self.in_flight = self
+            .in_flight
+            .checked_sub(answers)
+            .unwrap_or_else(|| fail(format!("connection {index}: more answers than requests")));
         answers
     }
 }
