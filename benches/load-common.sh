@@ -9,7 +9,7 @@
 # Environment:
 #   PIPELINE=N       wrk sends N requests back to back on each connection
 #                    before reading the answers (default 1: no pipelining)
-#   LOADGEN=light    scaling.sh: benches/lightload instead of wrk, each
+#   LOADGEN=light    load.sh, scaling.sh: benches/lightload instead of wrk, each
 #                    connection LIGHT_DEPTH requests deep (default 256),
 #                    its sockets looked at every LIGHT_INTERVAL_MS (default
 #                    2): a load generator that costs a fraction of the
@@ -109,12 +109,33 @@ timed_light() {
 # times no latency).
 light_row() {
     python3 -c '
-import re, sys
+import sys
 name, line, hz, ticks = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 f = dict(kv.split("=") for kv in line.split()[1:])
 rps, reqs, own = float(f["req/s"]), int(f["answers"]), float(f["cpu_us_per_req"])
 print(f"{name} {rps:.0f} - - 0 {ticks / hz * 1e6 / reqs:.2f} {own:.2f}")
 ' "$1" "$(cat "$work/$1.light")" "$HZ" "$2"
+}
+
+# load_row NAME PID CPUS THREADS ADDRESS PATH: one run of the load
+# generator ($LOADGEN; wrk with THREADS threads) pinned to CPUS, POSTing
+# post.json to PATH at ADDRESS, served by process PID; prints wrk_row's
+# (or light_row's) line with the server's and the load generator's CPU
+# time per request.
+load_row() {
+    local name=$1 pid=$2 cpus=$3 threads=$4 address=$5 path=$6
+    local before after wrk_ticks
+    before=$(cpu_ticks "$pid")
+    if [ "$LOADGEN" = light ]; then
+        timed_light "$name" "$cpus" "$address" "$path" post.json get_weather
+        after=$(cpu_ticks "$pid")
+        light_row "$name" "$((after - before))"
+    else
+        wrk_ticks=$(timed_wrk "$name" "$cpus" -t"$threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
+            -s "$work/post.lua" "http://$address$path")
+        after=$(cpu_ticks "$pid")
+        wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks"
+    fi
 }
 
 # ceiling CPUS=US_PER_REQ...: the req/s at which the busiest CPUs of a run

@@ -26,25 +26,6 @@ cd "$(dirname "$0")/.."
 
 source benches/load-common.sh "$@"
 
-# run NAME PID ADDRESS PATH: one wrk run (lightload with LOADGEN=light);
-# prints "name req/s p50 p99 non2xx server_cpu_us_per_req
-# loadgen_cpu_us_per_req"
-run() {
-    local name=$1 pid=$2 address=$3 path=$4
-    local before after wrk_ticks
-    before=$(cpu_ticks "$pid")
-    if [ "$LOADGEN" = light ]; then
-        timed_light "$name" 1 "$address" "$path" post.json get_weather
-        after=$(cpu_ticks "$pid")
-        light_row "$name" "$((after - before))"
-    else
-        wrk_ticks=$(timed_wrk "$name" 1 -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$work/post.lua" \
-            "http://$address$path")
-        after=$(cpu_ticks "$pid")
-        wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks"
-    fi
-}
-
 read -r gate_pid gate_addr < <(start 0 mcpgate "$MCPGATE_BIN" serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER")
 pids+=("$gate_pid")
 read -r hyper_pid hyper_addr < <(start 0 hyper "$HYPER_BIN" 127.0.0.1:0)
@@ -53,9 +34,9 @@ pids+=("$hyper_pid")
 ROUNDS=${4:-3}
 results=$(
     for round in $(seq "$ROUNDS"); do
-        run validate "$gate_pid" "$gate_addr" /validate | sed "s/^/$round /"
-        run noop "$gate_pid" "$gate_addr" /_noop | sed "s/^/$round /"
-        run hyper "$hyper_pid" "$hyper_addr" / | sed "s/^/$round /"
+        load_row validate "$gate_pid" 1 1 "$gate_addr" /validate | sed "s/^/$round /"
+        load_row noop "$gate_pid" 1 1 "$gate_addr" /_noop | sed "s/^/$round /"
+        load_row hyper "$hyper_pid" 1 1 "$hyper_addr" / | sed "s/^/$round /"
     done
 )
 python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$PIPELINE" "$LOADGEN" "$LIGHT_DEPTH" "$LIGHT_INTERVAL_MS" <<PY

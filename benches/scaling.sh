@@ -47,21 +47,11 @@ fi
 # wrk_cpu_us_per_req ceiling_req/s"
 measure() {
     local name=$1 workers=$2 server_cpus=$3 wrk_cpus=$4 threads=$5
-    local pid addr before after wrk_ticks row server_us wrk_us
+    local pid addr row server_us wrk_us
     read -r pid addr < <(start "$server_cpus" "$name" "$MCPGATE_BIN" serve \
         --listen 127.0.0.1:0 --workers "$workers" --io-driver "$DRIVER")
     pids+=("$pid")
-    before=$(cpu_ticks "$pid")
-    if [ "$LOADGEN" = light ]; then
-        timed_light "$name" "$wrk_cpus" "$addr" /validate post.json get_weather
-        after=$(cpu_ticks "$pid")
-        row=$(light_row "$name" "$((after - before))")
-    else
-        wrk_ticks=$(timed_wrk "$name" "$wrk_cpus" -t"$threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
-            -s "$work/post.lua" "http://$addr/validate")
-        after=$(cpu_ticks "$pid")
-        row=$(wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks")
-    fi
+    row=$(load_row "$name" "$pid" "$wrk_cpus" "$threads" "$addr" /validate)
     kill "$pid"
     wait "$pid" 2>/dev/null || true
     read -r _ _ _ _ _ server_us wrk_us <<< "$row"
@@ -77,11 +67,9 @@ python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$cores" \
 import sys
 duration, connections, driver, cores, one, two, pipeline, loadgen, depth, interval = sys.argv[1:]
 rows = {line.split()[0]: line.split()[1:] for line in """$results""".strip().splitlines()}
-if loadgen == "light":
-    print(f"POST /validate, lightload -c{connections} -d{duration}s (depth {depth}, every {interval} ms), {driver}, {cores} cores")
-else:
-    print(f"POST /validate, wrk -c{connections} -d{duration}s (pipeline {pipeline}), {driver}, {cores} cores")
 gen = "lightload" if loadgen == "light" else "wrk"
+how = f"depth {depth}, every {interval} ms" if gen == "lightload" else f"pipeline {pipeline}"
+print(f"POST /validate, {gen} -c{connections} -d{duration}s ({how}), {driver}, {cores} cores")
 print(f"  (server CPUs / {gen} CPUs: 1 worker {one}, 2 workers {two})")
 print(f"{'workers':<9}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'server us/req':>15}{gen + ' us/req':>18}{'non-2xx':>9}")
 for name, label in (("one", "1"), ("two", "2")):

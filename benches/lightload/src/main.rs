@@ -18,7 +18,7 @@
 //! Output, one line: `lightload req/s=R answers=N cpu_us_per_req=C`, for
 //! the seconds measured after the warm-up.
 //!
-//! Usage: `lightload ADDRESS PATH BODY_FILE [--connections 16] [--depth 128]
+//! Usage: `lightload ADDRESS PATH BODY_FILE [--connections 16] [--depth 256]
 //! [--interval-ms 2] [--seconds 10] [--warmup 1] [--max-requests N]
 //! [--header 'Name: value']...`
 
@@ -56,7 +56,7 @@ fn settings() -> Settings {
         body: Vec::new(),
         headers: Vec::new(),
         connections: 16,
-        depth: 128,
+        depth: 256,
         interval: Duration::from_millis(2),
         seconds: 10.0,
         warmup: 1.0,
@@ -67,19 +67,15 @@ fn settings() -> Settings {
             args.next()
                 .unwrap_or_else(|| fail(format!("{name} needs a value")))
         };
-        let number = |name: &str, v: String| -> f64 {
-            v.parse()
-                .unwrap_or_else(|_| fail(format!("{name}: not a number: {v}")))
-        };
         match arg.as_str() {
-            "--connections" => s.connections = number(&arg, value(&arg)) as usize,
-            "--depth" => s.depth = number(&arg, value(&arg)) as usize,
+            "--connections" => s.connections = number(&arg, value(&arg)),
+            "--depth" => s.depth = number(&arg, value(&arg)),
             "--interval-ms" => {
-                s.interval = Duration::from_secs_f64(number(&arg, value(&arg)) / 1000.0)
+                s.interval = Duration::from_secs_f64(number::<f64>(&arg, value(&arg)) / 1000.0)
             }
             "--seconds" => s.seconds = number(&arg, value(&arg)),
             "--warmup" => s.warmup = number(&arg, value(&arg)),
-            "--max-requests" => s.max_requests = number(&arg, value(&arg)) as u64,
+            "--max-requests" => s.max_requests = number(&arg, value(&arg)),
             "--header" => s.headers.push(value(&arg)),
             flag if flag.starts_with("--") => fail(format!("unknown flag {flag}")),
             _ => positional.push(arg),
@@ -93,13 +89,21 @@ fn settings() -> Settings {
     if !s.address.ip().is_loopback() {
         fail("loopback addresses only");
     }
-    let bad = |v: f64| v.is_nan() || v < 0.0;
-    if s.connections == 0 || s.depth == 0 || bad(s.seconds) || s.seconds == 0.0 || bad(s.warmup) {
-        fail("--connections, --depth and --seconds must be positive");
+    // Written so that NaN fails too.
+    let positive = s.seconds > 0.0 && s.warmup >= 0.0;
+    if s.connections == 0 || s.depth == 0 || !positive {
+        fail("--connections, --depth and --seconds must be positive, --warmup not negative");
     }
     s.path = path;
     s.body = std::fs::read(&body_file).unwrap_or_else(|e| fail(format!("{body_file}: {e}")));
     s
+}
+
+/// `value` read as a number of the flag's type.
+fn number<T: std::str::FromStr>(flag: &str, value: String) -> T {
+    value
+        .parse()
+        .unwrap_or_else(|_| fail(format!("{flag}: not a number: {value}")))
 }
 
 /// This process's CPU time (user and system), from the scheduler's own
@@ -256,5 +260,4 @@ fn main() {
         count,
         cpu.as_secs_f64() * 1e6 / count as f64
     );
-    let _ = std::io::stdout().flush();
 }
