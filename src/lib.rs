@@ -5,10 +5,11 @@
 //! answers allow or the exact rejection; [`reject`] holds the tables and
 //! the one rejection sender; [`protocol`] the schemas in `priv/`.
 //!
-//! `unsafe` is refused everywhere but in three small audited modules:
+//! `unsafe` is refused everywhere but in these small audited places:
 //! `gate::parse::reuse` (the tape kept across parses), `gate::parse::scan`
-//! (the parse's fast path: SSE2 string scanning, slicing between quotes)
-//! and `server::sock` (a socket used by its descriptor beside monoio).
+//! (the parse's fast path: SSE2 string scanning, slicing between quotes),
+//! `server::sock` (a socket used by its descriptor beside monoio) and one
+//! call in `server::reclaim` (mimalloc's heap collection).
 #![deny(unsafe_code)]
 
 pub mod catalog;

@@ -243,7 +243,8 @@ on_each_driver!(
     a_client_that_leaves_before_the_answer_closes_the_upstream_connection,
     a_refused_connection_answers_502_with_the_request_id_and_is_counted,
     no_first_byte_within_the_timeout_answers_504,
-    a_pooled_connection_closed_by_the_upstream_is_retried_once,
+    a_pooled_connection_closed_by_the_upstream_is_replaced_before_writing,
+    a_post_the_upstream_may_have_received_is_never_sent_twice,
     pipelined_requests_are_forwarded_and_answered_in_order,
 );
 
@@ -724,7 +725,7 @@ fn an_upstream_restarted_on_the_same_port_is_served_again() {
     assert_eq!(upstream.received().len(), 1);
 }
 
-fn a_pooled_connection_closed_by_the_upstream_is_retried_once(driver: &str) {
+fn a_pooled_connection_closed_by_the_upstream_is_replaced_before_writing(driver: &str) {
     // Closes each connection after its answer without saying so.
     let upstream = Upstream::start(Arc::new(|request, stream| {
         echo_ids()(request, stream);
@@ -735,8 +736,12 @@ fn a_pooled_connection_closed_by_the_upstream_is_retried_once(driver: &str) {
         let answer = server.send(&call(json!(id), ""));
         assert_eq!(answer.status, 200);
         assert_eq!(answer.json()["id"], id);
+        // Time for the close to arrive: a close that crosses the next
+        // request is a failure of that request (502), never a replay.
+        thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(upstream.received().len(), 3);
+    assert_eq!(upstream.accepted.load(Ordering::SeqCst), 3);
 }
 
 #[test]
@@ -856,6 +861,7 @@ fn without_an_upstream_get_and_allowed_posts_answer_as_before() {
     assert_eq!(get.status, 405);
     let answer = server.send(&call(json!(1), ""));
     assert_eq!(answer.status, 502);
+    assert_eq!(answer.json()["id"], 1, "the request's id is echoed");
     assert_eq!(server.metric(&series("no_upstream", 502)), 1);
 }
 
@@ -959,4 +965,232 @@ fn a_tool_the_upstream_adds_is_learned_early_once_a_call_names_it() {
         calls, 1,
         "only the call after learning reached the upstream"
     );
+}
+
+/// A wire refusal's series in `/metrics`.
+fn wire_series(reason: &str) -> String {
+    format!("mcpgate_rejections_total{{rejecter=\"wire\",reason=\"{reason}\",status=\"400\"}}")
+}
+
+/// Sends `raw` from another thread (the gateway may answer before the
+/// body is all written, and close) and reads the answer.
+fn send_whole(server: &Server, raw: Vec<u8>) -> Answer {
+    let mut stream = server.connect();
+    let mut writer = stream.try_clone().unwrap();
+    let sender = thread::spawn(move || {
+        let _ = writer.write_all(&raw);
+    });
+    let answer = read_answer(&mut stream);
+    let _ = stream.shutdown(Shutdown::Both);
+    sender.join().unwrap();
+    answer
+}
+
+/// Asserts a wire refusal: 400, `-32600`, no id echoed, the header named.
+#[track_caller]
+fn assert_refused(answer: &Answer, header: Option<&str>, case: &str) {
+    assert_eq!(
+        answer.status,
+        400,
+        "{case}: {}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let body = answer.json();
+    assert_eq!(body["error"]["code"], -32600, "{case}: {body}");
+    assert_eq!(body["id"], serde_json::Value::Null, "{case}");
+    assert_eq!(
+        body["error"]["data"]["header"].as_str(),
+        header,
+        "{case}: {body}"
+    );
+}
+
+#[test]
+fn a_repeated_or_joined_singleton_header_is_refused_and_never_forwarded() {
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &[]);
+    // Each after the valid call's own headers (`post` sends `Host:
+    // 127.0.0.1`, `call` the client's and the modern lane's).
+    let repeats = [
+        ("Mcp-Name: other\r\n", "Mcp-Name"),
+        ("mcp-name: echo\r\n", "Mcp-Name"),
+        ("Mcp-Method: tools/list\r\n", "Mcp-Method"),
+        (
+            "MCP-Protocol-Version: 2025-11-25\r\n",
+            "MCP-Protocol-Version",
+        ),
+        ("Content-Type: text/plain\r\n", "Content-Type"),
+        ("Host: evil.example\r\n", "Host"),
+        (
+            "Origin: http://localhost\r\nOrigin: http://evil.example\r\n",
+            "Origin",
+        ),
+        (
+            "Origin: http://localhost, http://evil.example\r\n",
+            "Origin",
+        ),
+        (
+            "Authorization: Bearer a\r\nAuthorization: Bearer b\r\n",
+            "Authorization",
+        ),
+        (
+            "Mcp-Session-Id: s-1\r\nMcp-Session-Id: s-2\r\n",
+            "Mcp-Session-Id",
+        ),
+        (
+            "Mcp-Param-Text: hi\r\nMcp-Param-Text: other\r\n",
+            "Mcp-Param-*",
+        ),
+    ];
+    for (n, (extra, header)) in repeats.iter().enumerate() {
+        let answer = server.send(&call(json!(n), extra));
+        assert_refused(&answer, Some(header), extra);
+    }
+    assert_eq!(
+        server.metric(&wire_series("repeated_header")),
+        repeats.len() as u64
+    );
+
+    // HTTP/1.1 without `Host`; HTTP/1.0 may omit it.
+    let message = tools_call(json!(20), "echo", json!({"text": "hi"}));
+    let body = serde_json::to_vec(&message).unwrap();
+    let without_host = |version: &str| {
+        let mut raw = format!(
+            "POST /mcp HTTP/{version}\r\n{CLIENT_HEADERS}Content-Length: {}\r\n",
+            body.len()
+        );
+        for (name, value) in modern_headers(&message) {
+            raw.push_str(&format!("{name}: {value}\r\n"));
+        }
+        raw.push_str("\r\n");
+        let mut raw = raw.into_bytes();
+        raw.extend_from_slice(&body);
+        raw
+    };
+    assert_refused(&server.send(&without_host("1.1")), None, "no Host");
+    assert_eq!(server.metric(&wire_series("missing_host")), 1);
+    assert!(upstream.received().is_empty(), "{:?}", upstream.received());
+
+    assert_eq!(server.send(&without_host("1.0")).status, 200);
+    assert_eq!(server.send(&call(json!(21), "")).status, 200);
+    assert_eq!(upstream.received().len(), 2);
+}
+
+#[test]
+fn a_connection_header_naming_a_checked_header_is_refused_and_never_forwarded() {
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &[]);
+    let cases = [
+        ("Mcp-Name, Mcp-Method, MCP-Protocol-Version", "Mcp-*"),
+        ("keep-alive, Mcp-Param-Text", "Mcp-*"),
+        ("Authorization", "Authorization"),
+        ("Content-Type", "Content-Type"),
+        ("Accept", "Accept"),
+        ("close, Origin", "Origin"),
+    ];
+    for (n, (nominated, header)) in cases.iter().enumerate() {
+        let answer = server.send(&call(json!(n), &format!("Connection: {nominated}\r\n")));
+        assert_refused(&answer, Some(header), nominated);
+    }
+    assert_eq!(
+        server.metric(&wire_series("nominated_header")),
+        cases.len() as u64
+    );
+    assert!(upstream.received().is_empty(), "{:?}", upstream.received());
+    // A private hop-by-hop header may still be named (and is dropped).
+    let answer = server.send(&call(json!(9), "Connection: X-Private\r\nX-Private: 1\r\n"));
+    assert_eq!(answer.status, 200);
+    let received = upstream.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].header("X-Private"), None);
+}
+
+#[test]
+fn a_get_or_delete_with_a_body_is_refused_and_never_forwarded() {
+    let upstream = Upstream::start(Arc::new(|_, stream| {
+        stream.write_all(b"HTTP/1.1 204 No Content\r\n\r\n").is_ok()
+    }));
+    let server = gateway(&upstream.url(), &[]);
+    // 116 bytes: a batch holding one id twice.
+    let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"yyyyyyyyy"}}]"#;
+    assert_eq!(batch.len(), 116);
+    let head = |method: &str, framing: &str| {
+        format!(
+            "{method} /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nMcp-Session-Id: s-1\r\n{framing}\r\n"
+        )
+        .into_bytes()
+    };
+    let with = |mut head: Vec<u8>, body: &[u8]| {
+        head.extend_from_slice(body);
+        head
+    };
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "GET with a batch",
+            with(head("GET", "Content-Length: 116\r\n"), batch),
+        ),
+        (
+            "DELETE with a batch",
+            with(head("DELETE", "Content-Length: 116\r\n"), batch),
+        ),
+        (
+            "GET chunked",
+            with(
+                head("GET", "Transfer-Encoding: chunked\r\n"),
+                b"5\r\nhello\r\n0\r\n\r\n",
+            ),
+        ),
+        (
+            "DELETE with binary garbage",
+            with(
+                head("DELETE", "Content-Length: 4\r\n"),
+                &[0xff, 0x00, 0xfe, 0x01],
+            ),
+        ),
+        (
+            "GET with 4 MiB",
+            with(
+                head("GET", "Content-Length: 4194304\r\n"),
+                &vec![b'x'; 4 * 1024 * 1024],
+            ),
+        ),
+    ];
+    for (case, raw) in &cases {
+        let answer = send_whole(&server, raw.clone());
+        assert_refused(&answer, None, case);
+    }
+    assert_eq!(
+        server.metric(&wire_series("body_not_allowed")),
+        cases.len() as u64
+    );
+    assert!(upstream.received().is_empty(), "{:?}", upstream.received());
+    // Without a body both are still forwarded.
+    assert_eq!(server.send(&head("GET", "")).status, 204);
+    assert_eq!(
+        server.send(&head("DELETE", "Content-Length: 0\r\n")).status,
+        204
+    );
+    assert_eq!(upstream.received().len(), 2);
+}
+
+fn a_post_the_upstream_may_have_received_is_never_sent_twice(driver: &str) {
+    // Answers the first call; reads the second whole and closes without a
+    // word, on its pooled connection and on any other.
+    let upstream = Upstream::start(Arc::new(|request, stream| {
+        if String::from_utf8_lossy(&request.body).contains("\"id\":2") {
+            return false;
+        }
+        echo_ids()(request, stream)
+    }));
+    let server = gateway_on(driver, &upstream.url(), &["--workers", "1"]);
+    assert_eq!(server.send(&call(json!(1), "")).status, 200);
+    let answer = server.send(&call(json!(2), ""));
+    assert_eq!(answer.status, 502);
+    assert_eq!(answer.json()["id"], 2);
+    assert_eq!(upstream.bodies_containing("\"id\":2"), 1);
+    assert_eq!(upstream.received().len(), 2);
+    assert_eq!(upstream.accepted.load(Ordering::SeqCst), 1);
+    // The next call gets a new connection.
+    assert_eq!(server.send(&call(json!(3), "")).status, 200);
+    assert_eq!(upstream.accepted.load(Ordering::SeqCst), 2);
 }

@@ -62,20 +62,9 @@ impl Hostile {
     }
 
     fn with_config(read_ms: u64, idle_ms: u64, extra: &str) -> Hostile {
-        let dir = std::env::temp_dir().join(format!(
-            "mcpgate-hostile-{}-{read_ms}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
+        let server = configured(&format!(
+            "read_timeout_ms = {read_ms}\nidle_timeout_ms = {idle_ms}\n{extra}"
         ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let config = dir.join("hostile.toml");
-        std::fs::write(
-            &config,
-            format!("read_timeout_ms = {read_ms}\nidle_timeout_ms = {idle_ms}\n{extra}"),
-        )
-        .unwrap();
-        let server = Server::start(&["--config", config.to_str().unwrap()]);
-        std::fs::remove_dir_all(&dir).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let bystander = {
             let stop = stop.clone();
@@ -116,14 +105,38 @@ impl Drop for Hostile {
     }
 }
 
+/// A server (two workers) started with `toml` as its configuration file.
+fn configured(toml: &str) -> Server {
+    let dir = std::env::temp_dir().join(format!(
+        "mcpgate-hostile-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("hostile.toml");
+    std::fs::write(&config, toml).unwrap();
+    let server = Server::start(&["--config", config.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    server
+}
+
 /// `VmHWM` of the server process: its peak resident set, in KiB.
 fn peak_rss_kib(server: &Server) -> u64 {
+    proc_status_kib(server, "VmHWM:")
+}
+
+/// `VmRSS` of the server process: its resident set now, in KiB.
+fn rss_kib(server: &Server) -> u64 {
+    proc_status_kib(server, "VmRSS:")
+}
+
+fn proc_status_kib(server: &Server, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/<pid>/status")
+        .unwrap_or_else(|| panic!("{field} in /proc/<pid>/status"))
 }
 
 fn bystander(stream: &mut TcpStream, stop: &AtomicBool) -> u64 {
@@ -679,4 +692,130 @@ fn headers_naming_one_tool_and_a_body_naming_another_are_a_header_mismatch() {
     assert_error(&answer, 400, -32020, json!("who"), "methods differ");
     assert_eq!(answer.json()["error"]["data"]["header"], "Mcp-Method");
     hostile.finish();
+}
+
+#[test]
+fn a_connection_that_never_sends_a_byte_is_closed_at_the_read_timeout() {
+    let server = configured("read_timeout_ms = 300\nidle_timeout_ms = 30000\n");
+    let mut silent = server.connect();
+    let mut byte = [0u8; 1];
+    // The client waits up to 10 s; the server closes at 0.3 s, where it
+    // used to hold the connection for the idle timeout (30 s here).
+    assert_eq!(
+        silent.read(&mut byte).expect("closed, not timed out"),
+        0,
+        "closed without an answer"
+    );
+    // A connection that has sent a request waits for the next one for
+    // the idle timeout.
+    let mut kept = server.connect();
+    let good = request(&tools_call(json!(1), "echo", json!({"text": "hi"})));
+    kept.write_all(&good).unwrap();
+    assert_eq!(read_answer(&mut kept).status, 204);
+    std::thread::sleep(Duration::from_millis(900));
+    kept.write_all(&good).unwrap();
+    assert_eq!(read_answer(&mut kept).status, 204);
+}
+
+#[test]
+fn a_thousand_silent_connections_leave_room_for_a_new_client() {
+    const SILENT: usize = 1000;
+    let server =
+        configured("max_connections = 64\nread_timeout_ms = 10000\nidle_timeout_ms = 60000\n");
+    let silent: Vec<TcpStream> = (0..SILENT)
+        .map(|_| TcpStream::connect(server.address).unwrap())
+        .collect();
+    // Each worker holds its 32; every further connection takes the slot
+    // of the one idle longest. The new client is answered long before
+    // any silent connection's own deadline (10 s) frees a slot.
+    let mut client = server.connect();
+    client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let good = request(&tools_call(json!(1), "echo", json!({"text": "hi"})));
+    client.write_all(&good).unwrap();
+    assert_eq!(read_answer(&mut client).status, 204);
+    assert!(server.metric("mcpgate_connection_limit_reached_total") > 0);
+    // The silent connections the server let go were closed, not reset,
+    // and at most 64 are still held.
+    let mut open = 0;
+    for mut stream in silent {
+        stream.set_nonblocking(true).unwrap();
+        match stream.read(&mut [0u8; 1]) {
+            Ok(0) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => open += 1,
+            other => panic!("a silent connection got {other:?}"),
+        }
+    }
+    assert!(open <= 64, "{open} silent connections still open");
+}
+
+#[test]
+fn parse_memory_grown_by_large_bodies_is_given_back() {
+    let server = Server::start(&[]);
+    let good = request(&tools_call(json!(1), "echo", json!({"text": "hi"})));
+    assert_eq!(server.send(&good).status, 204);
+    let before = rss_kib(&server);
+    // About 4 MiB of small values: a tape node each, and simd-json's
+    // index of every structural byte.
+    let items = vec![0u8; 2_000_000];
+    let large = request(&tools_call(json!(2), "echo", json!({"items": items})));
+    assert!(large.len() < BODY_LIMIT && large.len() > 3 * 1024 * 1024);
+    for _ in 0..5 {
+        // A connection each: both workers parse some.
+        assert_eq!(server.send(&large).status, 204);
+    }
+    let grown = rss_kib(&server);
+    // Within 32 MiB of the start once the bodies stop, in a few seconds.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut now = rss_kib(&server);
+    while now > before + 32 * 1024 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        now = rss_kib(&server);
+    }
+    eprintln!("RSS: {before} KiB at start, {grown} KiB after the bodies, {now} KiB later");
+    assert!(
+        now <= before + 32 * 1024,
+        "RSS {now} KiB, started at {before} KiB"
+    );
+}
+
+#[test]
+fn refusal_log_lines_are_limited_per_reason_and_what_was_left_out_is_counted() {
+    const SENT: u64 = 300;
+    let log = std::env::temp_dir().join(format!("mcpgate-hostile-log-{}", std::process::id()));
+    let file = std::fs::File::create(&log).unwrap();
+    let server = Server::start_logging(&[], "info", std::process::Stdio::from(file));
+    let malformed = raw_request(&modern("tools/list", None), b"{\"jsonrpc\":");
+    let started = std::time::Instant::now();
+    let mut stream = server.connect();
+    for _ in 0..SENT {
+        stream.write_all(&malformed).unwrap();
+        let answer = read_answer(&mut stream);
+        assert_error(&answer, 400, -32700, Value::Null, "malformed");
+    }
+    let seconds = started.elapsed().as_secs();
+    let suppressed =
+        server.metric("mcpgate_rejection_log_suppressed_total{reason=\"malformed_json\"}");
+    let counted = server.metric(
+        "mcpgate_rejections_total{rejecter=\"parse\",reason=\"malformed_json\",status=\"400\"}",
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    let logged = text
+        .lines()
+        .filter(|line| line.contains("rejected") && line.contains("malformed_json"))
+        .count() as u64;
+    assert_eq!(counted, SENT, "every refusal counted");
+    assert_eq!(
+        logged + suppressed,
+        SENT,
+        "every refusal logged or counted as left out"
+    );
+    // Ten a second, each second the refusals spanned.
+    assert!(
+        logged <= 10 * (seconds + 1),
+        "{logged} lines in {seconds} s"
+    );
+    assert!(suppressed > 0);
 }

@@ -97,9 +97,36 @@ fn http_scenario(reason: Reason) -> (Vec<u8>, serde_json::Value) {
                 .into_bytes(),
             null,
         ),
+        Reason::RepeatedHeader => (
+            post(
+                "/mcp",
+                &modern_headers(&valid),
+                &valid_body,
+                &format!("{client}Mcp-Name: other\r\n"),
+            ),
+            null,
+        ),
+        Reason::MissingHost => (
+            format!("POST /mcp HTTP/1.1\r\n{client}Content-Length: 2\r\n\r\n{{}}").into_bytes(),
+            null,
+        ),
+        Reason::NominatedHeader => (
+            post(
+                "/mcp",
+                &modern_headers(&valid),
+                &valid_body,
+                &format!("{client}Connection: Mcp-Name\r\n"),
+            ),
+            null,
+        ),
+        Reason::BodyNotAllowed => (
+            b"GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}".to_vec(),
+            null,
+        ),
+        // Allowed, so the request's id is echoed.
         Reason::NoUpstream => (
             post("/mcp", &modern_headers(&valid), &valid_body, &client),
-            null,
+            json!(1),
         ),
         gate_reason => {
             let (headers, body, id) = scenario(gate_reason).expect("a gate scenario");

@@ -61,6 +61,7 @@ impl Service for TestService {
                 Response::json(413, format!("{{\"limit\":{limit}}}").into_bytes())
             }
             HttpError::BadRequest => Response::json(400, b"{\"error\":\"bad\"}".to_vec()),
+            HttpError::Field(_) => Response::json(400, b"{\"error\":\"field\"}".to_vec()),
         }
     }
 }

@@ -123,6 +123,22 @@ pub struct Scratch {
     parser: Parser,
 }
 
+impl Scratch {
+    /// Bodies up to this size leave the buffers they grew for the next
+    /// message. A larger one grew them to several times its size (the
+    /// body's copy, a tape node per value, simd-json's structural index):
+    /// they are given back once it is answered, so that a burst of large
+    /// bodies does not keep its peak for the life of the worker.
+    pub const KEEP_BODY: usize = 64 * 1024;
+
+    /// Gives back what a body over [`Scratch::KEEP_BODY`] grew.
+    fn release_after(&mut self, body_len: usize) {
+        if body_len > Self::KEEP_BODY {
+            self.parser = Parser::default();
+        }
+    }
+}
+
 pub struct Gate {
     config: GateConfig,
     /// The revisions served, for `data.supported`.
@@ -223,10 +239,12 @@ impl Gate {
         headers: &(impl RequestHeaders + ?Sized),
         body: &[u8],
     ) -> Verdict<'_> {
-        match self.run(scratch, headers, body) {
+        let verdict = match self.run(scratch, headers, body) {
             Ok(allowed) => Verdict::Allow(allowed),
             Err(rejection) => Verdict::Reject(rejection),
-        }
+        };
+        scratch.release_after(body.len());
+        verdict
     }
 
     fn run(

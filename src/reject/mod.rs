@@ -10,7 +10,9 @@ pub mod dialect;
 pub mod envelope;
 pub mod table;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
 
 use codes::DataKey;
 use envelope::DataValue;
@@ -36,17 +38,64 @@ impl Rejection {
     }
 }
 
+/// Log lines written per reason in one second; the refusals past it are
+/// counted, not logged, so a client sending nothing but refusals cannot
+/// fill a disk. The count is written with the next line let through.
+pub const LOG_LINES_PER_SECOND: u32 = 10;
+
 /// The rejection counters (one per table row) and the sender.
 pub struct Rejections {
     counts: [AtomicU64; TABLE.len()],
+    log: [LogBudget; TABLE.len()],
 }
 
 impl Default for Rejections {
     fn default() -> Self {
         Self {
             counts: std::array::from_fn(|_| AtomicU64::new(0)),
+            log: std::array::from_fn(|_| LogBudget::default()),
         }
     }
+}
+
+/// One reason's log lines in the current second. Threads racing at a
+/// second's turn may let a line or two more through; none is lost from
+/// the counts.
+#[derive(Default)]
+struct LogBudget {
+    second: AtomicU64,
+    lines: AtomicU32,
+    suppressed: AtomicU64,
+    suppressed_total: AtomicU64,
+}
+
+impl LogBudget {
+    /// `Some(n)`: log this one, reporting the `n` suppressed since the last
+    /// line; `None`: over the budget, counted as suppressed.
+    fn admit(&self, second: u64) -> Option<u64> {
+        let current = self.second.load(Ordering::Relaxed);
+        if current != second
+            && self
+                .second
+                .compare_exchange(current, second, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.lines.store(0, Ordering::Relaxed);
+        }
+        if self.lines.fetch_add(1, Ordering::Relaxed) < LOG_LINES_PER_SECOND {
+            Some(self.suppressed.swap(0, Ordering::Relaxed))
+        } else {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            self.suppressed_total.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+    }
+}
+
+/// Whole seconds since the first refusal of the process.
+fn log_second() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs()
 }
 
 impl Rejections {
@@ -132,17 +181,33 @@ impl Rejections {
         }
     }
 
-    /// Counts a rejection and logs its one line.
+    /// Counts a rejection and logs its one line, within the reason's
+    /// budget of [`LOG_LINES_PER_SECOND`].
     fn record(&self, row: &Row) {
-        self.counts[row.reason.index()].fetch_add(1, Ordering::Relaxed);
+        let index = row.reason.index();
+        self.counts[index].fetch_add(1, Ordering::Relaxed);
+        if !tracing::enabled!(target: "mcpgate::reject", tracing::Level::INFO) {
+            return;
+        }
+        let Some(suppressed) = self.log[index].admit(log_second()) else {
+            return;
+        };
         tracing::info!(
             target: "mcpgate::reject",
             rejecter = row.rejecter.as_str(),
             reason = row.name,
             status = row.status,
             code = row.condition.code(),
+            suppressed,
             "rejected"
         );
+    }
+
+    /// How many of `reason`'s log lines were left out over the budget.
+    pub fn log_lines_suppressed(&self, reason: Reason) -> u64 {
+        self.log[reason.index()]
+            .suppressed_total
+            .load(Ordering::Relaxed)
     }
 
     /// How many times `reason` was sent.
@@ -153,5 +218,24 @@ impl Rejections {
     /// Every row with its count, in table order.
     pub fn snapshot(&self) -> impl Iterator<Item = (&'static Row, u64)> + '_ {
         TABLE.iter().map(|row| (row, self.count(row.reason)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reason_logs_its_budget_each_second_and_reports_what_it_left_out() {
+        let budget = LogBudget::default();
+        for _ in 0..LOG_LINES_PER_SECOND {
+            assert_eq!(budget.admit(7), Some(0));
+        }
+        for _ in 0..25 {
+            assert_eq!(budget.admit(7), None);
+        }
+        assert_eq!(budget.admit(8), Some(25), "the next second reports them");
+        assert_eq!(budget.admit(8), Some(0));
+        assert_eq!(budget.suppressed_total.load(Ordering::Relaxed), 25);
     }
 }

@@ -46,6 +46,10 @@ pub enum Reason {
     HeadTooLarge,
     BadHttp,
     BodyTooLarge,
+    RepeatedHeader,
+    MissingHost,
+    NominatedHeader,
+    BodyNotAllowed,
     MalformedJson,
     Batch,
     DuplicateKey,
@@ -96,7 +100,7 @@ pub struct Row {
 
 use DataKey as K;
 
-pub const TABLE: [Row; 29] = [
+pub const TABLE: [Row; 33] = [
     row(
         Reason::MethodNotAllowed,
         Rejecter::Wire,
@@ -167,6 +171,45 @@ pub const TABLE: [Row; 29] = [
         Rejecter::Wire,
         "body_too_large",
         413,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    // A field the gate or the upstream reads, sent twice or as two values
+    // joined: the gate would check one copy and the upstream might act on
+    // the other.
+    row(
+        Reason::RepeatedHeader,
+        Rejecter::Wire,
+        "repeated_header",
+        400,
+        Condition::InvalidRequest,
+        &[K::Header],
+    ),
+    // HTTP/1.1 without `Host` (RFC 9112 §3.2).
+    row(
+        Reason::MissingHost,
+        Rejecter::Wire,
+        "missing_host",
+        400,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    // `Connection` naming a field the gate checks or the upstream needs:
+    // the forwarder would drop it after the gate had read it.
+    row(
+        Reason::NominatedHeader,
+        Rejecter::Wire,
+        "nominated_header",
+        400,
+        Condition::InvalidRequest,
+        &[K::Header],
+    ),
+    // A body on GET or DELETE: never read, never forwarded.
+    row(
+        Reason::BodyNotAllowed,
+        Rejecter::Wire,
+        "body_not_allowed",
+        400,
         Condition::InvalidRequest,
         &[],
     ),

@@ -15,9 +15,10 @@
 
 pub mod http;
 mod later;
+mod reclaim;
 pub mod runtime;
 #[allow(unsafe_code)]
-mod sock;
+pub(crate) mod sock;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -160,6 +161,10 @@ pub enum HttpError {
     /// `Content-Length` and `Transfer-Encoding`, an invalid `Content-Length`,
     /// or a `Transfer-Encoding` other than `chunked` (400).
     BadRequest,
+    /// A header field the gate or the upstream reads, sent twice or joined,
+    /// `Host` missing on HTTP/1.1, or a protected field nominated by
+    /// `Connection` (400).
+    Field(http::FieldError),
 }
 
 /// What the server runs for each request. Called on the worker threads,
@@ -204,8 +209,9 @@ pub trait Service: Send + Sync + 'static {
     fn on_bytes_in(&self, n: usize) {
         let _ = n;
     }
-    /// A worker reached its share of `max_connections` and stops accepting
-    /// until one of its connections closes.
+    /// A worker reached its share of `max_connections`: it closes its
+    /// connection idle longest, or, with every one busy, stops accepting
+    /// until one closes.
     fn on_connection_limit(&self) {}
 }
 
@@ -297,8 +303,11 @@ pub struct ServerConfig {
     /// How long a graceful shutdown waits for open connections.
     pub shutdown_grace: Duration,
     /// Most client connections open at once, split evenly among the
-    /// workers (rounded up). A worker holding its share stops accepting:
-    /// further connections wait in the kernel's backlog until one closes.
+    /// workers (rounded up). A worker holding its share closes the
+    /// connection that has waited longest for a request to take the next
+    /// one; when every connection is busy with a request it stops
+    /// accepting, and further connections wait in the kernel's backlog
+    /// until one closes.
     pub max_connections: usize,
     /// Called once, from the thread that called `serve`, with the bound
     /// address once every worker is listening (e.g. to print

@@ -336,6 +336,10 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
         signal,
         upstream.map(Pool::new),
     ));
+    {
+        let reclaim = worker.clone();
+        monoio::spawn(async move { reclaim.reclaim.run().await });
+    }
     if worker.limits.defer_idle_read {
         let pump = worker.clone();
         monoio::spawn(async move { pump.later.pump().await });
@@ -343,11 +347,13 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
     let accept = async {
         loop {
             if worker.open() >= worker.limits.max_open {
-                tracing::warn!(
-                    open = worker.open(),
-                    "connection limit reached (max_connections); new connections wait until one closes"
-                );
                 worker.service.on_connection_limit();
+                if !worker.close_idlest() {
+                    tracing::warn!(
+                        open = worker.open(),
+                        "connection limit reached (max_connections) with every connection busy; new connections wait until one closes"
+                    );
+                }
                 worker.room().await;
             }
             match listener.accept().await {

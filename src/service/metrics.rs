@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::gate::Gate;
 use crate::gate::classify::Kind;
 use crate::protocol::Lane;
+use crate::reject::TABLE;
 
 /// Upper bounds of the latency histogram, in seconds.
 const LATENCY_BOUNDS: [f64; 12] = [
@@ -142,6 +143,18 @@ impl Metrics {
                 row.rejecter.as_str(),
                 row.name,
                 row.status
+            );
+        }
+        out.push_str(
+            "# HELP mcpgate_rejection_log_suppressed_total Rejection log lines left out over each reason's budget per second.\n",
+        );
+        out.push_str("# TYPE mcpgate_rejection_log_suppressed_total counter\n");
+        for row in TABLE.iter() {
+            let _ = writeln!(
+                out,
+                "mcpgate_rejection_log_suppressed_total{{reason=\"{}\"}} {}",
+                row.name,
+                rejections.log_lines_suppressed(row.reason)
             );
         }
         out.push_str("# HELP mcpgate_requests_total Requests to the MCP endpoint and /validate.\n");

@@ -22,7 +22,10 @@ use metrics::Metrics;
 use wire::WirePolicy;
 
 use crate::gate::{Allowed, Gate, Verdict};
+use crate::reject::codes::DataKey;
+use crate::reject::envelope::DataValue;
 use crate::reject::{Reason, Rejection};
+use crate::server::http::FieldError;
 use crate::server::{Head, HttpError, Response, Service};
 
 pub const VALIDATE_PATH: &str = "/validate";
@@ -76,6 +79,15 @@ impl McpService {
             self.gate
                 .rejections()
                 .send(reason, None, Some(message), &[]),
+        )
+    }
+
+    /// A GET or DELETE with a body: refused before any of it is read, so
+    /// nothing of it is forwarded or left to be read as the next request.
+    fn body_not_allowed(&self) -> Response {
+        self.refuse(
+            Reason::BodyNotAllowed,
+            "Bad Request: a GET or DELETE request may not carry a body",
         )
     }
 
@@ -133,7 +145,15 @@ pub fn http_error_reason(error: HttpError) -> Reason {
         HttpError::HeadTooLarge => Reason::HeadTooLarge,
         HttpError::BodyTooLarge { .. } => Reason::BodyTooLarge,
         HttpError::BadRequest => Reason::BadHttp,
+        HttpError::Field(FieldError::Repeated(_)) => Reason::RepeatedHeader,
+        HttpError::Field(FieldError::MissingHost) => Reason::MissingHost,
+        HttpError::Field(FieldError::Nominated(_)) => Reason::NominatedHeader,
     }
+}
+
+/// A body is framed (a `Content-Length` over 0, or chunked).
+fn carries_body(head: &Head<'_>) -> bool {
+    head.chunked || head.content_length.is_some_and(|n| n > 0)
 }
 
 /// GET and DELETE on the endpoint belong to the 2025 transports: requests
@@ -155,10 +175,10 @@ impl Service for McpService {
                     && matches!(head.method, "GET" | "DELETE")
                     && legacy_lane(head) =>
             {
-                self.wire
-                    .check_stream(head, head.method == "GET")
-                    .err()
-                    .map(|refusal| self.refuse(refusal.reason, refusal.message))
+                if let Err(refusal) = self.wire.check_stream(head, head.method == "GET") {
+                    return Some(self.refuse(refusal.reason, refusal.message));
+                }
+                carries_body(head).then(|| self.body_not_allowed())
             }
             Route::Endpoint | Route::Validate => {
                 if head.method != "POST" {
@@ -176,6 +196,7 @@ impl Service for McpService {
                 Reason::MethodNotAllowed,
                 "Method Not Allowed: this path takes GET",
             )),
+            Route::Metrics | Route::Health if carries_body(head) => Some(self.body_not_allowed()),
             Route::Metrics | Route::Health | Route::Noop => None,
             Route::Unknown => Some(self.refuse(Reason::UnknownPath, "Not Found: no such path")),
         }
@@ -195,10 +216,11 @@ impl Service for McpService {
                     if !self.forwarding {
                         // Allowed, but this instance has no upstream to send it to.
                         return self
-                            .refuse(
+                            .answer(self.gate.rejections().send_allowed(
                                 Reason::NoUpstream,
-                                "Internal error: no upstream is configured; POST /validate for verdicts",
-                            )
+                                allowed.id.as_ref(),
+                                Some("Internal error: no upstream is configured; POST /validate for verdicts"),
+                            ))
                             .into();
                     }
                     self.forward(Pending {
@@ -258,14 +280,33 @@ impl Service for McpService {
     }
 
     fn on_http_error(&self, error: HttpError) -> Response {
-        let message = match error {
-            HttpError::HeadTooLarge => {
-                "Request Header Fields Too Large: too many or too large headers".into()
-            }
-            HttpError::BodyTooLarge { limit } => crate::gate::body_too_large_message(limit),
-            HttpError::BadRequest => "Bad Request: malformed HTTP request".into(),
+        let (message, header) = match error {
+            HttpError::HeadTooLarge => (
+                "Request Header Fields Too Large: too many or too large headers".into(),
+                None,
+            ),
+            HttpError::BodyTooLarge { limit } => (crate::gate::body_too_large_message(limit), None),
+            HttpError::BadRequest => ("Bad Request: malformed HTTP request".into(), None),
+            HttpError::Field(FieldError::Repeated(name)) => (
+                format!("Bad Request: the {name} header must be sent once, with one value"),
+                Some(name),
+            ),
+            HttpError::Field(FieldError::MissingHost) => (
+                "Bad Request: an HTTP/1.1 request must carry a Host header".into(),
+                None,
+            ),
+            HttpError::Field(FieldError::Nominated(name)) => (
+                format!("Bad Request: the Connection header may not name {name}"),
+                Some(name),
+            ),
         };
-        self.refuse(http_error_reason(error), &message)
+        let data = header.map(|name| (DataKey::Header, DataValue::Text(name.as_bytes())));
+        self.answer(self.gate.rejections().send(
+            http_error_reason(error),
+            None,
+            Some(&message),
+            data.as_slice(),
+        ))
     }
 
     fn on_connection(&self, opened: bool) {

@@ -7,13 +7,14 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
-use monoio::buf::IoBufMut;
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::buf::{IoBuf, IoBufMut};
+use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
 use monoio::time::Instant;
 
 use super::answer::{AnswerHead, BodyState, Malformed, Parsed, parse_head};
 use super::{Failure, UpstreamConfig};
+use crate::server::sock::Peek;
 
 /// Idle connections kept per worker; more are closed when put back.
 const MAX_IDLE: usize = 64;
@@ -54,30 +55,30 @@ impl Pool {
         &self.config
     }
 
-    /// Sends `request` and reads the answer's head. A pooled connection
-    /// that turns out closed before any byte of the answer arrived is
-    /// retried once on a new connection (the request never reached an
-    /// upstream that saw it through); any other failure is final.
+    /// Sends `request` and reads the answer's head. A request is sent
+    /// again, on a new connection, only when none of it can have reached
+    /// the upstream (RFC 9110 §9.2.2): a pooled connection seen closed
+    /// before writing, or whose first write failed. Once a byte has left,
+    /// any failure is final: a `tools/call` the upstream may have run is
+    /// never run twice.
     pub async fn exchange(&self, request: Vec<u8>) -> Result<(UpstreamConn, AnswerHead), Failure> {
         let mut request = request;
         let pooled = self.idle.borrow_mut().pop();
-        let first = match pooled {
-            Some(conn) => match self.try_exchange(conn, request).await {
-                Attempt::Done(result) => return result,
-                Attempt::Stale(back) => {
-                    // The upstream closed it while idle: the others idle as
-                    // long are likely gone too.
-                    self.idle.borrow_mut().clear();
-                    back
+        if let Some(conn) = pooled {
+            if conn.looks_open() {
+                match self.try_exchange(conn, request).await {
+                    Attempt::Done(result) => return result,
+                    Attempt::NotSent(back) => request = back,
                 }
-            },
-            None => request,
-        };
-        request = first;
+            }
+            // The upstream closed it while idle: the others idle as long
+            // are likely gone too.
+            self.idle.borrow_mut().clear();
+        }
         let conn = self.connect().await?;
         match self.try_exchange(conn, request).await {
             Attempt::Done(result) => result,
-            Attempt::Stale(_) => Err(Failure::Unreachable),
+            Attempt::NotSent(_) => Err(Failure::Unreachable),
         }
     }
 
@@ -117,13 +118,23 @@ impl Pool {
 
     async fn try_exchange(&self, mut conn: UpstreamConn, request: Vec<u8>) -> Attempt {
         let deadline = Instant::now() + self.config.first_byte_timeout;
-        let request = match monoio::time::timeout_at(deadline, conn.stream.write_all(request)).await
-        {
-            Ok((Ok(_), request)) => request,
-            Ok((Err(_), request)) => return Attempt::Stale(request),
+        // The first write alone: whether any byte left decides whether the
+        // request may be sent again.
+        let written = match monoio::time::timeout_at(deadline, conn.stream.write(request)).await {
+            Ok((Ok(n), request)) if n > 0 => (n, request),
+            Ok((_, request)) => return Attempt::NotSent(request),
             Err(_) => return Attempt::Done(Err(Failure::Timeout)),
         };
-        let mut received = false;
+        let (n, request) = written;
+        if n < request.len() {
+            match monoio::time::timeout_at(deadline, conn.stream.write_all(request.slice(n..)))
+                .await
+            {
+                Ok((Ok(_), _)) => {}
+                Ok((Err(_), _)) => return Attempt::Done(Err(Failure::Unreachable)),
+                Err(_) => return Attempt::Done(Err(Failure::Timeout)),
+            }
+        }
         loop {
             match parse_head(&conn.buf[conn.pos..]) {
                 Ok(Parsed::Final(head, len)) => {
@@ -132,10 +143,12 @@ impl Pool {
                 }
                 Ok(Parsed::Interim(len)) => conn.pos += len,
                 Ok(Parsed::Partial) => match conn.fill(deadline).await {
-                    Ok(n) if n > 0 => received = true,
+                    Ok(n) if n > 0 => {}
                     Err(Fill::Timeout) => return Attempt::Done(Err(Failure::Timeout)),
-                    Ok(_) | Err(Fill::Io) if !received => return Attempt::Stale(request),
-                    _ => return Attempt::Done(Err(Failure::Unreachable)),
+                    Ok(_) | Err(Fill::Io) => {
+                        tracing::warn!(upstream = %self.config.url, "the upstream closed the connection before answering; not sent again");
+                        return Attempt::Done(Err(Failure::Unreachable));
+                    }
                 },
                 Err(Malformed) => {
                     tracing::warn!(upstream = %self.config.url, "the upstream's answer is not HTTP/1.x");
@@ -148,8 +161,9 @@ impl Pool {
 
 enum Attempt {
     Done(Result<(UpstreamConn, AnswerHead), Failure>),
-    /// Closed before any byte of the answer: the request, to try again.
-    Stale(Vec<u8>),
+    /// No byte of the request left: the request, to send on another
+    /// connection.
+    NotSent(Vec<u8>),
 }
 
 enum Fill {
@@ -158,6 +172,12 @@ enum Fill {
 }
 
 impl UpstreamConn {
+    /// An idle connection shows neither the upstream's close nor bytes it
+    /// sent unasked (which would be read as the next answer).
+    fn looks_open(&self) -> bool {
+        matches!(crate::server::sock::peek(&self.stream), Peek::Nothing)
+    }
+
     /// Reads more into the buffer; `Ok(0)`: the upstream closed.
     async fn fill(&mut self, deadline: Instant) -> Result<usize, Fill> {
         if self.pos > 0 {

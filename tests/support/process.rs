@@ -15,6 +15,11 @@ impl Server {
     /// Starts the binary on an ephemeral port with `args` after `serve`
     /// (two workers unless `args` says otherwise).
     pub fn start(args: &[&str]) -> Server {
+        Server::start_logging(args, "warn", Stdio::inherit())
+    }
+
+    /// As [`Server::start`], logging at `level` (`MCPGATE_LOG`) to `stderr`.
+    pub fn start_logging(args: &[&str], level: &str, stderr: Stdio) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcpgate"))
             .arg("serve")
             .args(["--listen", "127.0.0.1:0"])
@@ -24,9 +29,9 @@ impl Server {
                 &["--workers", "2"][..]
             })
             .args(args)
-            .env("MCPGATE_LOG", "warn")
+            .env("MCPGATE_LOG", level)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("mcpgate starts");
         let stdout = child.stdout.take().unwrap();

@@ -15,7 +15,9 @@
 //! - The common request (head and `Content-Length` body in one read) is
 //!   parsed once; a body that needs more reads has its head parsed again
 //!   afterwards (the head borrows the buffer the body is read into).
-//! - Timeouts: `idle_timeout` while waiting for the first byte of a request;
+//! - Timeouts: `idle_timeout` while waiting for the first byte of a request
+//!   on a kept-alive connection (`read_timeout` on a new one: a connection
+//!   that never sends a byte is held no longer than a head may take);
 //!   then `read_timeout` for the whole head, and again for the whole body
 //!   (each a deadline, not a per-read timeout, so a dribbling client cannot
 //!   stretch it); `read_timeout` also bounds each write. A timeout, EOF or
@@ -25,9 +27,11 @@
 //!   the client still sends is read and dropped for up to
 //!   `min(read_timeout, 2 s)`, so the answer is not lost to a TCP reset.
 
+mod fields;
 pub(crate) mod parse;
 mod relay;
 
+pub use self::fields::FieldError;
 #[doc(hidden)]
 pub use self::parse::{FrameLimits, Framed, frame_request};
 
@@ -49,6 +53,7 @@ use monoio::time::Instant;
 
 use self::parse::{ChunkedDecoder, ConnHeader, Framing, HeadMeta, with_head};
 use crate::server::later::Later;
+use crate::server::reclaim::Reclaim;
 use crate::server::{
     Forward, Head, HttpError, IoDriver, Reply, Response, ServerConfig, Service, ShutdownSignal,
 };
@@ -108,9 +113,12 @@ pub(crate) struct Worker<S> {
     /// and connections close instead of waiting for another request.
     pub shutting_down: Cell<bool>,
     /// The descriptors of the connections open on this worker, each with
-    /// whether it waits for a request: the shutdown ends those waits, and
-    /// cuts every connection when the grace is over.
-    conns: RefCell<HashMap<RawFd, Rc<Cell<bool>>>>,
+    /// its [`IdleMark`]: the shutdown ends those waits, the accept loop at
+    /// `max_open` closes the one idle longest, and the end of the grace
+    /// cuts every connection.
+    conns: RefCell<HashMap<RawFd, Rc<IdleMark>>>,
+    /// The mark the next connection to go idle gets.
+    idle_order: Cell<u64>,
     /// The accept loop, waiting for a connection to close (at `max_open`).
     room: Cell<Option<Waker>>,
     /// The signal itself: an answer produced before this worker saw the
@@ -121,6 +129,9 @@ pub(crate) struct Worker<S> {
     /// Where a connection that has answered waits for the other ready
     /// connections before its next read (its pump runs on the worker).
     pub later: Later,
+    /// Collects the heap after large buffers were released (its task runs
+    /// on the worker).
+    pub reclaim: Reclaim,
 }
 
 impl<S: Service> Worker<S> {
@@ -137,8 +148,10 @@ impl<S: Service> Worker<S> {
             limits,
             shutting_down: Cell::new(false),
             conns: RefCell::new(HashMap::new()),
+            idle_order: Cell::new(0),
             room: Cell::new(None),
             later: Later::default(),
+            reclaim: Reclaim::default(),
         }
     }
 
@@ -153,7 +166,7 @@ impl<S: Service> Worker<S> {
     pub(crate) fn begin_shutdown(&self) {
         self.shutting_down.set(true);
         for (&fd, idle) in self.conns.borrow().iter() {
-            if idle.get() {
+            if idle.is_idle() {
                 // Open: see `cut_connections`.
                 crate::server::sock::shutdown_read(fd);
             }
@@ -181,6 +194,26 @@ impl<S: Service> Worker<S> {
         })
     }
 
+    /// At `max_open`: ends the wait of the connection idle longest (its
+    /// read side is shut, so a request that has just arrived is still
+    /// served, and it closes after), so that a new client is served while
+    /// the slots are held by connections that send nothing. `false` when
+    /// every connection is busy with a request.
+    pub(crate) fn close_idlest(&self) -> bool {
+        let conns = self.conns.borrow();
+        let idlest = conns
+            .iter()
+            .filter(|(_, mark)| mark.is_idle())
+            .min_by_key(|(_, mark)| mark.0.get());
+        let Some((&fd, mark)) = idlest else {
+            return false;
+        };
+        mark.0.set(0);
+        // Open: see `cut_connections`.
+        crate::server::sock::shutdown_read(fd);
+        true
+    }
+
     /// The grace is over: shuts down every connection still open, so that
     /// whatever it waits for fails now and its task ends (closing it).
     pub(crate) fn cut_connections(&self) {
@@ -192,19 +225,30 @@ impl<S: Service> Worker<S> {
     }
 }
 
-/// Registers the connection (its descriptor and idle flag) with the worker
+/// Whether a connection waits for a request, and since when: 0 while it
+/// is busy, else its place in the order its worker's connections went idle
+/// (the smallest has waited longest).
+#[derive(Default)]
+pub(crate) struct IdleMark(Cell<u64>);
+
+impl IdleMark {
+    fn is_idle(&self) -> bool {
+        self.0.get() != 0
+    }
+}
+
+/// Registers the connection (its descriptor and idle mark) with the worker
 /// for as long as its task lives (also when the task is dropped at the end
 /// of the shutdown grace).
 struct OpenGuard<S: Service> {
     worker: Rc<Worker<S>>,
     fd: RawFd,
-    /// Set while the connection waits for a request.
-    idle: Rc<Cell<bool>>,
+    idle: Rc<IdleMark>,
 }
 
 impl<S: Service> OpenGuard<S> {
     fn new(worker: Rc<Worker<S>>, fd: RawFd) -> OpenGuard<S> {
-        let idle = Rc::new(Cell::new(false));
+        let idle = Rc::new(IdleMark::default());
         worker.conns.borrow_mut().insert(fd, idle.clone());
         worker.service.on_connection(true);
         OpenGuard { worker, fd, idle }
@@ -238,8 +282,14 @@ pub(crate) fn serve_connection<S: Service>(
             out: Vec::with_capacity(512),
             worker: &guard.worker,
             idle: &guard.idle,
+            fresh: true,
         };
         conn.run().await;
+        if conn.buf.capacity() > KEEP_BUF {
+            // Closed holding a large body (refused, or cut short).
+            drop(conn.buf);
+            guard.worker.reclaim.released();
+        }
     }
 }
 
@@ -366,8 +416,12 @@ struct Conn<'w, S: Service> {
     /// Answers not yet written.
     out: Vec<u8>,
     worker: &'w Worker<S>,
-    /// Set while waiting for a request (the shutdown ends that wait).
-    idle: &'w Cell<bool>,
+    /// Marked while waiting for a request (the shutdown, or the accept
+    /// loop at `max_open`, ends that wait).
+    idle: &'w IdleMark,
+    /// No byte has arrived yet: the first wait is bounded by
+    /// `read_timeout`, not `idle_timeout`.
+    fresh: bool,
 }
 
 /// Runs a service call; a panic becomes a 500 that closes the connection.
@@ -426,6 +480,7 @@ impl<S: Service> Conn<'_, S> {
                 self.start = 0;
                 if self.buf.capacity() > KEEP_BUF {
                     self.buf.shrink_to(INITIAL_BUF);
+                    self.worker.reclaim.released();
                 }
                 // Under load the answer just written has not reached the
                 // client yet: let the other ready connections go first, so
@@ -800,10 +855,18 @@ impl<S: Service> Conn<'_, S> {
     /// that is already here is still read (and served), else the read ends.
     async fn read_idle(&mut self) -> Result<usize, ReadEnd> {
         let buf = std::mem::take(&mut self.buf);
-        let idle = self.worker.limits.idle_timeout;
-        self.idle.set(true);
-        let read = within(idle, self.stream.read(buf)).await;
-        self.idle.set(false);
+        let limits = self.worker.limits;
+        let wait = if self.fresh {
+            limits.read_timeout
+        } else {
+            limits.idle_timeout
+        };
+        let order = self.worker.idle_order.get() + 1;
+        self.worker.idle_order.set(order);
+        self.idle.0.set(order);
+        let read = within(wait, self.stream.read(buf)).await;
+        self.idle.0.set(0);
+        self.fresh = false;
         match read {
             Ok((res, buf)) => {
                 self.buf = buf;

@@ -3,6 +3,7 @@
 
 use std::mem::MaybeUninit;
 
+use super::fields::check_fields;
 use crate::server::{Head, HttpError, MAX_HEADERS_CAP, Response};
 
 /// How the body of a request is framed.
@@ -104,6 +105,7 @@ pub(crate) fn with_head<R>(
     if transfer_encoding && content_length.is_some() {
         return Err(HttpError::BadRequest);
     }
+    check_fields(req.headers, http10)?;
     let framing = match (transfer_encoding, content_length) {
         (true, _) => Framing::Chunked,
         (false, Some(0)) | (false, None) => Framing::None,
@@ -600,17 +602,34 @@ mod tests {
 
     #[test]
     fn the_absolute_form_names_its_path() {
-        let raw = b"POST http://example.com:8080/mcp?a=b HTTP/1.1\r\n\r\n";
+        let raw = b"POST http://example.com:8080/mcp?a=b HTTP/1.1\r\nHost: h\r\n\r\n";
         let (path, query) = with_head(raw, 8, 1024, |h, _| {
             (h.path.to_string(), h.query.map(str::to_string))
         })
         .unwrap()
         .unwrap();
         assert_eq!((path.as_str(), query.as_deref()), ("/mcp", Some("a=b")));
-        let path = with_head(b"GET HTTP://h HTTP/1.1\r\n\r\n", 8, 1024, |h, _| {
-            h.path.to_string()
-        });
+        let path = with_head(
+            b"GET HTTP://h HTTP/1.1\r\nHost: h\r\n\r\n",
+            8,
+            1024,
+            |h, _| h.path.to_string(),
+        );
         assert_eq!(path.unwrap().unwrap(), "/");
+    }
+
+    #[test]
+    fn the_head_refuses_a_repeated_singleton_and_a_missing_host() {
+        use crate::server::http::FieldError;
+        assert_eq!(
+            meta(b"POST / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n"),
+            Err(HttpError::Field(FieldError::Repeated("Host")))
+        );
+        assert_eq!(
+            meta(b"POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n"),
+            Err(HttpError::Field(FieldError::MissingHost))
+        );
+        assert!(matches!(meta(b"POST / HTTP/1.0\r\n\r\n"), Ok(Some(_))));
     }
 
     #[test]
@@ -658,9 +677,13 @@ mod tests {
     #[test]
     fn keep_alive_follows_the_version_and_connection_header() {
         let m = |raw: &[u8]| meta(raw).unwrap().unwrap().keep_alive;
-        assert!(m(b"GET / HTTP/1.1\r\n\r\n"));
-        assert!(!m(b"GET / HTTP/1.1\r\nConnection: Close\r\n\r\n"));
-        assert!(!m(b"GET / HTTP/1.1\r\nConnection: foo, close\r\n\r\n"));
+        assert!(m(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"));
+        assert!(!m(
+            b"GET / HTTP/1.1\r\nHost: h\r\nConnection: Close\r\n\r\n"
+        ));
+        assert!(!m(
+            b"GET / HTTP/1.1\r\nHost: h\r\nConnection: foo, close\r\n\r\n"
+        ));
         assert!(!m(b"GET / HTTP/1.0\r\n\r\n"));
         assert!(m(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
     }
@@ -765,7 +788,7 @@ mod tests {
             max_head_bytes: 1024,
             body_limit: 64,
         };
-        let raw = b"POST /mcp HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nT: 1\r\n\r\nNEXT";
+        let raw = b"POST /mcp HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nT: 1\r\n\r\nNEXT";
         let whole = frame_request(raw, raw.len(), limits).unwrap().unwrap();
         assert_eq!(whole.body, b"abcde");
         assert_eq!(whole.consumed, raw.len() - 4);
@@ -780,7 +803,7 @@ mod tests {
                 "{size}"
             );
         }
-        let length = b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcdef";
+        let length = b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabcdef";
         let framed = frame_request(length, 2, limits).unwrap().unwrap();
         assert_eq!(
             (framed.body.as_slice(), framed.consumed),
@@ -791,7 +814,11 @@ mod tests {
             Ok(None)
         );
         assert_eq!(
-            frame_request(b"POST / HTTP/1.1\r\nContent-Length: 65\r\n\r\n", 5, limits),
+            frame_request(
+                b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 65\r\n\r\n",
+                5,
+                limits
+            ),
             Err(HttpError::BodyTooLarge { limit: 64 })
         );
     }

@@ -1,0 +1,253 @@
+//! The header fields the head parser holds to one reading: those the gate
+//! or the upstream act on, where two copies (or a `Connection` header that
+//! strips one on the way out) would let the gate check one value and the
+//! upstream act on another. One table, read by [`check_fields`].
+
+use crate::server::HttpError;
+
+/// A field that must appear at most once.
+struct Singleton {
+    /// The canonical name; compared ASCII case-insensitively.
+    name: &'static str,
+    /// A comma in the value is two values joined (RFC 9110 §5.3): refused
+    /// like a repeat. Not for fields whose one value may hold a comma (a
+    /// resource URI in `Mcp-Name`, a session id, an argument mirrored in
+    /// `Mcp-Param-*`, an auth scheme's parameters, a media type's quoted
+    /// parameter); those are compared whole by the gate or passed whole.
+    no_comma: bool,
+}
+
+const fn one(name: &'static str, no_comma: bool) -> Singleton {
+    Singleton { name, no_comma }
+}
+
+/// Fields that must appear once at most. `Content-Length` is not here: the
+/// head parser accepts identical copies and refuses differing ones (RFC
+/// 9112 §6.3).
+const SINGLETONS: [Singleton; 8] = [
+    one("Host", true),
+    one("Content-Type", false),
+    one("MCP-Protocol-Version", true),
+    one("Mcp-Method", true),
+    one("Mcp-Name", false),
+    one("Mcp-Session-Id", false),
+    one("Origin", true),
+    one("Authorization", false),
+];
+
+/// Every `Mcp-Param-{Name}` header is a singleton of its own name.
+pub(crate) const PARAM_PREFIX: &str = "Mcp-Param-";
+
+/// Fields a `Connection` header may not nominate (RFC 9110 §7.6.1 makes a
+/// nominated field hop-by-hop, so the forwarder would drop it after the
+/// gate had read it): what the gate checks and what the upstream needs.
+/// Every `Mcp-*` and `MCP-*` field is covered by its prefix.
+const NOT_HOP_BY_HOP: [&str; 7] = [
+    "Host",
+    "Authorization",
+    "Content-Type",
+    "Content-Length",
+    "Accept",
+    "Origin",
+    "Last-Event-ID",
+];
+const MCP_PREFIX: &str = "Mcp-";
+
+/// What a head's fields may not be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldError {
+    /// A singleton sent twice, or with two values joined by a comma. The
+    /// canonical name (`Mcp-Param-*` for any mirrored argument).
+    Repeated(&'static str),
+    /// HTTP/1.1 without `Host` (RFC 9112 §3.2).
+    MissingHost,
+    /// A `Connection` header naming a field the gate or the upstream reads
+    /// (the canonical name, `Mcp-*` for any MCP field).
+    Nominated(&'static str),
+}
+
+impl From<FieldError> for HttpError {
+    fn from(e: FieldError) -> HttpError {
+        HttpError::Field(e)
+    }
+}
+
+fn starts_with_ignore_case(name: &[u8], prefix: &str) -> bool {
+    name.get(..prefix.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
+}
+
+/// Checks the fields of a parsed head: each singleton at most once (and
+/// whole), `Host` present on HTTP/1.1, no protected field nominated by
+/// `Connection`. No allocation: a bit per singleton, and the `Mcp-Param-*`
+/// names compared pairwise (a head holds at most `MAX_HEADERS_CAP`).
+pub(crate) fn check_fields(
+    headers: &[httparse::Header<'_>],
+    http10: bool,
+) -> Result<(), FieldError> {
+    let mut seen = 0u16;
+    let mut params = 0usize;
+    for (i, h) in headers.iter().enumerate() {
+        let name = h.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"connection") {
+            check_nominated(h.value)?;
+            continue;
+        }
+        if starts_with_ignore_case(name, PARAM_PREFIX) {
+            params += 1;
+            if params > 1
+                && headers[..i]
+                    .iter()
+                    .any(|e| e.name.as_bytes().eq_ignore_ascii_case(name))
+            {
+                return Err(FieldError::Repeated("Mcp-Param-*"));
+            }
+            continue;
+        }
+        let Some(at) = SINGLETONS.iter().position(|s| {
+            s.name.len() == name.len() && s.name.as_bytes().eq_ignore_ascii_case(name)
+        }) else {
+            continue;
+        };
+        let field = &SINGLETONS[at];
+        if seen & (1 << at) != 0 || (field.no_comma && h.value.contains(&b',')) {
+            return Err(FieldError::Repeated(field.name));
+        }
+        seen |= 1 << at;
+    }
+    if !http10 && seen & 1 == 0 {
+        return Err(FieldError::MissingHost);
+    }
+    Ok(())
+}
+
+/// The tokens of one `Connection` value against the fields it may not
+/// name.
+fn check_nominated(value: &[u8]) -> Result<(), FieldError> {
+    for token in value.split(|&b| b == b',') {
+        let token = token.trim_ascii();
+        if starts_with_ignore_case(token, MCP_PREFIX) {
+            return Err(FieldError::Nominated("Mcp-*"));
+        }
+        if let Some(name) = NOT_HOP_BY_HOP
+            .iter()
+            .find(|n| n.as_bytes().eq_ignore_ascii_case(token))
+        {
+            return Err(FieldError::Nominated(name));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(lines: &[(&'static str, &'static str)]) -> Result<(), FieldError> {
+        let headers: Vec<httparse::Header<'_>> = lines
+            .iter()
+            .map(|&(name, value)| httparse::Header {
+                name,
+                value: value.as_bytes(),
+            })
+            .collect();
+        check_fields(&headers, false)
+    }
+
+    #[test]
+    fn host_is_the_first_singleton_so_its_bit_says_whether_it_was_sent() {
+        assert_eq!(SINGLETONS[0].name, "Host");
+        assert!(SINGLETONS.len() <= 16, "the seen set is a u16");
+    }
+
+    #[test]
+    fn each_singleton_sent_twice_in_any_case_is_refused_by_its_name() {
+        for field in &SINGLETONS {
+            let lower: &'static str = field.name.to_ascii_lowercase().leak();
+            let mut lines = vec![("Host", "h")];
+            if field.name != "Host" {
+                lines.push((field.name, "a"));
+            }
+            lines.push((lower, "a"));
+            assert_eq!(
+                check(&lines),
+                Err(FieldError::Repeated(field.name)),
+                "{}",
+                field.name
+            );
+        }
+    }
+
+    #[test]
+    fn joined_values_are_refused_only_where_one_value_has_no_comma() {
+        assert_eq!(
+            check(&[("Host", "a, b")]),
+            Err(FieldError::Repeated("Host"))
+        );
+        assert_eq!(
+            check(&[("Host", "h"), ("Mcp-Method", "tools/call, tools/list")]),
+            Err(FieldError::Repeated("Mcp-Method"))
+        );
+        assert_eq!(
+            check(&[
+                ("Host", "h"),
+                ("Origin", "http://localhost,http://evil.example")
+            ]),
+            Err(FieldError::Repeated("Origin"))
+        );
+        for (name, value) in [
+            ("Mcp-Name", "file:///a,b"),
+            ("Mcp-Session-Id", "a,b"),
+            ("Authorization", "Digest a=1, b=2"),
+            ("Content-Type", "application/json; x=\"a,b\""),
+            ("Mcp-Param-Region", "us, eu"),
+        ] {
+            assert_eq!(check(&[("Host", "h"), (name, value)]), Ok(()), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_mirrored_argument_sent_twice_is_refused_and_two_different_ones_pass() {
+        assert_eq!(
+            check(&[("Host", "h"), ("Mcp-Param-A", "1"), ("mcp-param-a", "2")]),
+            Err(FieldError::Repeated("Mcp-Param-*"))
+        );
+        assert_eq!(
+            check(&[("Host", "h"), ("Mcp-Param-A", "1"), ("Mcp-Param-B", "1")]),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn host_is_required_on_http_1_1_only() {
+        assert_eq!(check(&[("Accept", "*/*")]), Err(FieldError::MissingHost));
+        assert_eq!(check_fields(&[], true), Ok(()));
+    }
+
+    #[test]
+    fn connection_may_not_nominate_what_the_gate_or_upstream_reads() {
+        for (value, name) in [
+            ("Mcp-Name, Mcp-Method, MCP-Protocol-Version", "Mcp-*"),
+            ("keep-alive, mcp-param-region", "Mcp-*"),
+            ("authorization", "Authorization"),
+            ("close,Content-Type", "Content-Type"),
+            ("Accept", "Accept"),
+            ("Origin", "Origin"),
+            ("Host", "Host"),
+            ("Last-Event-ID", "Last-Event-ID"),
+        ] {
+            assert_eq!(
+                check(&[("Host", "h"), ("Connection", value)]),
+                Err(FieldError::Nominated(name)),
+                "{value}"
+            );
+        }
+        assert_eq!(
+            check(&[
+                ("Host", "h"),
+                ("Connection", "keep-alive, X-Private, Upgrade")
+            ]),
+            Ok(())
+        );
+    }
+}
