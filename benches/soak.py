@@ -154,7 +154,7 @@ def kinds(token, body_limit, catalog):
             "no_upstream", 2, 502, -32603,
             (allowed("modern", "request"), rejected("forward", "no_upstream", 502)),
             lambda n: (request("/mcp", client + modern_headers("tools/call", "echo"),
-                               body_of(tools_call(n))), None),
+                               body_of(tools_call(n))), n),
         ),
         wire("method_not_allowed", 405,
              lambda n: request("/validate", client, None, method="GET")),
@@ -175,6 +175,18 @@ def kinds(token, body_limit, catalog):
         wire("bad_http", 400,
              lambda n: b"POST /validate HTTP/1.1\r\nHost: t\r\nContent-Length: x\r\n\r\n",
              closes=True),
+        wire("repeated_header", 400,
+             lambda n: validate(modern_headers("tools/call", "echo") + [("Mcp-Name", "other")],
+                                body_of(tools_call(n))), closes=True),
+        wire("missing_host", 400,
+             lambda n: validate(modern_headers("tools/call", "echo"), body_of(tools_call(n)))
+             .replace(b"Host: 127.0.0.1\r\n", b"", 1), closes=True),
+        wire("nominated_header", 400,
+             lambda n: validate(modern_headers("tools/call", "echo") + [("Connection", "Mcp-Name")],
+                                body_of(tools_call(n))), closes=True),
+        # The body is all there: skipped, and the connection kept.
+        wire("body_not_allowed", 400,
+             lambda n: request("/healthz", [], b"{}", method="GET")),
         # The whole oversized body is sent: the server answers once it has
         # the head and drains the rest before closing.
         wire("body_too_large", 413,
