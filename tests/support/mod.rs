@@ -163,6 +163,10 @@ pub fn scenario(reason: Reason) -> Option<Scenario> {
         | Reason::NotAcceptable
         | Reason::HeadTooLarge
         | Reason::BadHttp
+        | Reason::RepeatedHeader
+        | Reason::MissingHost
+        | Reason::NominatedHeader
+        | Reason::BodyNotAllowed
         | Reason::NoUpstream
         | Reason::UpstreamUnreachable
         | Reason::UpstreamTimeout
