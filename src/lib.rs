@@ -13,13 +13,18 @@
 #![deny(unsafe_code)]
 
 pub mod catalog;
+#[cfg(feature = "server")]
 pub mod cli;
+#[cfg(feature = "server")]
 pub mod config;
 pub mod gate;
 pub mod protocol;
 pub mod reject;
+#[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "server")]
 pub mod service;
+#[cfg(feature = "server")]
 pub mod upstream;
 
 pub use gate::{Gate, GateConfig, Verdict};

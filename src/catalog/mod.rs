@@ -5,7 +5,6 @@
 //! the rest of the catalog stays in service.
 
 pub mod close;
-pub mod fetch;
 pub mod formats;
 pub mod header_params;
 mod register;
@@ -194,28 +193,9 @@ impl Catalog {
     }
 }
 
-/// How often the upstream's catalog is asked for again: its `ttlMs`, held
-/// between these bounds; without one, [`DEFAULT_REFRESH`].
-pub const MIN_REFRESH: std::time::Duration = std::time::Duration::from_secs(5);
-pub const MAX_REFRESH: std::time::Duration = std::time::Duration::from_secs(3600);
-pub const DEFAULT_REFRESH: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// The upstream's catalog, registered, and when to ask again.
-pub fn learn(
-    endpoint: &crate::upstream::UpstreamConfig,
-    options: &CatalogOptions,
-    timeout: std::time::Duration,
-) -> Result<(Catalog, std::time::Duration), String> {
-    let listed = fetch::list_tools(endpoint, timeout)?;
-    let catalog = Catalog::register(&listed.tools, CatalogSource::Upstream, options);
-    let next = listed
-        .ttl
-        .map_or(DEFAULT_REFRESH, |ttl| ttl.clamp(MIN_REFRESH, MAX_REFRESH));
-    Ok((catalog, next))
-}
-
 /// A call for an early look at the upstream's catalog: a tool the upstream
-/// added since the last listing is learned within [`MIN_REFRESH`], not at
+/// added since the last listing is learned within the learner's shortest
+/// refresh, not at
 /// the listing's `ttlMs` (up to an hour). Set from the request path (a
 /// flag and an unpark: no lock, no allocation), read by the learning
 /// thread.
@@ -238,9 +218,15 @@ impl Relearn {
         }
     }
 
+    /// Registers the calling thread as the learner that [`Relearn::request`]
+    /// wakes.
+    pub fn register_learner(&self) {
+        let _ = self.learner.set(std::thread::current());
+    }
+
     /// Sleeps `wait`, or less when a request comes or came while the
     /// learner was busy (the flag keeps it until read).
-    fn sleep(&self, wait: std::time::Duration) {
+    pub fn sleep(&self, wait: std::time::Duration) {
         let deadline = std::time::Instant::now() + wait;
         loop {
             if self
@@ -257,54 +243,6 @@ impl Relearn {
             std::thread::park_timeout(left);
         }
     }
-}
-
-/// Learns the upstream's catalog again and again on a thread of its own,
-/// off the request path: after `first` (the previous listing's refresh
-/// time), then each listing's own, or sooner when `relearn` asks (a call
-/// named a tool the catalog lacks), but never twice within
-/// [`MIN_REFRESH`]. A failed attempt keeps the catalog in service and is
-/// retried after 1, 2, 4 ... up to 60 seconds. The thread lives as long as
-/// the process.
-pub fn keep_learning(
-    endpoint: crate::upstream::UpstreamConfig,
-    options: CatalogOptions,
-    timeout: std::time::Duration,
-    first: std::time::Duration,
-    relearn: std::sync::Arc<Relearn>,
-    install: impl Fn(Catalog) + Send + 'static,
-) -> std::io::Result<std::thread::JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name("mcpgate-catalog".into())
-        .spawn(move || {
-            let _ = relearn.learner.set(std::thread::current());
-            let mut wait = first;
-            let mut backoff = std::time::Duration::from_secs(1);
-            // The caller has just asked (at start).
-            let mut last = std::time::Instant::now();
-            loop {
-                relearn.sleep(wait);
-                std::thread::sleep(MIN_REFRESH.saturating_sub(last.elapsed()));
-                last = std::time::Instant::now();
-                match learn(&endpoint, &options, timeout) {
-                    Ok((catalog, next)) => {
-                        catalog.log_in_service("catalog learned from the upstream");
-                        install(catalog);
-                        wait = next;
-                        backoff = std::time::Duration::from_secs(1);
-                    }
-                    Err(reason) => {
-                        tracing::warn!(
-                            target: "mcpgate::catalog",
-                            reason = reason.as_str(),
-                            "the upstream's tools/list could not be read; the catalog in service stays"
-                        );
-                        wait = backoff;
-                        backoff = (backoff * 2).min(std::time::Duration::from_secs(60));
-                    }
-                }
-            }
-        })
 }
 
 /// The Tool array of a catalog document.

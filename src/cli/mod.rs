@@ -92,12 +92,12 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
         .upstream
         .clone()
         .filter(|_| settings.catalog.is_none() && settings.gate.learn_catalog);
-    let mut first_refresh = crate::catalog::DEFAULT_REFRESH;
+    let mut first_refresh = crate::upstream::learn::DEFAULT_REFRESH;
     if let Some(upstream) = &learn_from {
         let timeout = upstream
             .connect_timeout
             .max(std::time::Duration::from_secs(5).min(upstream.first_byte_timeout));
-        match crate::catalog::learn(upstream, &settings.gate.catalog, timeout) {
+        match crate::upstream::learn::learn(upstream, &settings.gate.catalog, timeout) {
             Ok((catalog, next)) => {
                 catalog.log_in_service("catalog learned from the upstream");
                 gate.set_catalog(catalog);
@@ -123,7 +123,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
     if let Some(upstream) = learn_from {
         let learner = Arc::clone(&service);
         let timeout = upstream.connect_timeout.max(upstream.first_byte_timeout);
-        if let Err(error) = crate::catalog::keep_learning(
+        if let Err(error) = crate::upstream::learn::keep_learning(
             (*upstream).clone(),
             settings.gate.catalog,
             timeout,

@@ -12,6 +12,7 @@ pub mod distill;
 pub mod headers;
 pub mod lane;
 pub mod parse;
+pub(crate) mod sse;
 pub mod value;
 pub mod watch;
 

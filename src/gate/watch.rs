@@ -121,7 +121,7 @@ fn answer_result(answer: &[u8], event_stream: bool, id: &Value) -> Option<Value>
         }
     };
     if event_stream {
-        for data in crate::upstream::sse::event_data(answer) {
+        for data in super::sse::event_data(answer) {
             if let Ok(message) = serde_json::from_str(&data) {
                 take(message);
             }

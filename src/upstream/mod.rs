@@ -4,8 +4,9 @@
 //! means; the gate decided that before.
 
 pub mod answer;
+pub mod fetch;
+pub mod learn;
 pub mod pool;
-pub mod sse;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;

@@ -164,7 +164,7 @@ impl Answer {
             return Err(format!("HTTP {}", self.status));
         }
         let messages: Vec<Value> = if self.event_stream {
-            crate::upstream::sse::event_data(&self.body)
+            crate::gate::sse::event_data(&self.body)
                 .iter()
                 .filter_map(|data| serde_json::from_str(data).ok())
                 .collect()
