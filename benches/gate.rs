@@ -17,8 +17,8 @@ mod value_gate;
 
 use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
 use mcpgate::gate::dispatch::gate_root_schema;
-use mcpgate::gate::parse::{ParseLimits, Parser, TapeJson};
 use mcpgate::gate::{Gate, GateConfig, Scratch, Verdict};
+use mcpgate::parse::{ParseLimits, Parser, TapeJson};
 use mcpgate::protocol::{
     Lane, RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
 };

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use jsonschema::json::SerdeJson;
-use mcpgate::gate::distill::{
+use mcpgate::distill::{
     Collector, Distilled, ECHO_BOUND, ExplainOptions, Explainer, Keyword, MAX_LOCATIONS,
     MAX_PROBLEMS, PathToken, summary_line,
 };

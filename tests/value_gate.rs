@@ -9,7 +9,7 @@ mod support;
 use std::collections::BTreeSet;
 
 use mcpgate::catalog::{Catalog, CatalogOptions, CatalogSource};
-use mcpgate::gate::distill::ECHO_BOUND;
+use mcpgate::distill::ECHO_BOUND;
 use mcpgate::gate::{Gate, GateConfig, UnknownTools, Verdict};
 use mcpgate::reject::Reason;
 use mcpgate::reject::codes::{TOOL_ERROR_CODES, TOOL_ERROR_FALLBACK};

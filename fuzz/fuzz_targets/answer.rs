@@ -11,7 +11,7 @@
 use libfuzzer_sys::fuzz_target;
 use mcpgate::upstream::answer::{BodyFraming, BodyState, Malformed, Parsed, parse_head};
 use mcpgate::upstream::is_hop_by_hop;
-use mcpgate::upstream::sse::event_data;
+use mcpgate::gate::sse::event_data;
 
 /// The head as the pool reads it: parsed again after each read of `read`
 /// bytes; an interim answer is skipped without reading. `None`: the bytes

@@ -1,4 +1,4 @@
-//! Closing a tool's input schema against unknown keys (DESIGN.md §7): where
+//! Closing a tool's input schema against unknown keys (ARCHITECTURE.md, "The value gate"): where
 //! an object schema declares its properties and says nothing about others,
 //! others are refused. What a schema says explicitly (`additionalProperties`
 //! or `unevaluatedProperties`, `true` or a schema) is respected.

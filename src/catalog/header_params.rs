@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use super::subschemas;
-use crate::gate::distill::cut_at_echo_bound;
+use crate::distill::cut_at_echo_bound;
 
 /// The annotation keyword.
 pub const ANNOTATION: &str = "x-mcp-header";

@@ -1,4 +1,4 @@
-//! The tool catalog (DESIGN.md §7): every tool's roots compiled once, when
+//! The tool catalog (ARCHITECTURE.md, "The value gate"): every tool's roots compiled once, when
 //! the catalog is loaded (`--catalog FILE`) or learned (the upstream's
 //! `tools/list`); a call never compiles a schema. A tool that cannot be
 //! registered is refused alone, with a log line naming it and the reason;
@@ -18,7 +18,7 @@ use serde_json::Value;
 
 pub use register::Tool;
 
-use crate::gate::distill::cut_at_echo_bound;
+use crate::distill::cut_at_echo_bound;
 
 /// How tools are registered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::header_params::{self, HeaderParam};
 use super::{CatalogOptions, close, formats, subschemas};
-use crate::gate::distill::{ExplainOptions, Explainer, cut_at_echo_bound};
-use crate::gate::parse::{ParseLimits, Parser, TapeJson};
+use crate::distill::{ExplainOptions, Explainer, cut_at_echo_bound};
+use crate::parse::{ParseLimits, Parser, TapeJson};
 
 /// A tool ready for calls.
 pub struct Tool {

@@ -126,7 +126,7 @@ pub fn escape(name: &str) -> String {
 
 /// The local target of a `$ref` (`#` or `#/...`), if it resolves.
 pub fn resolve<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
-    root.pointer(&crate::gate::distill::local_pointer(reference)?)
+    root.pointer(&crate::distill::local_pointer(reference)?)
 }
 
 #[cfg(test)]

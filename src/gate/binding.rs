@@ -9,9 +9,9 @@ use std::borrow::Cow;
 
 use base64::Engine as _;
 
-use super::classify::{Classified, Kind};
 use super::headers::{RequestHeaders, names};
-use super::parse::TapeNode;
+use crate::classify::{Classified, Kind};
+use crate::parse::TapeNode;
 
 /// A header that does not mirror the body.
 #[derive(Debug, PartialEq, Eq)]

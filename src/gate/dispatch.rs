@@ -7,10 +7,10 @@ use serde_json::Value;
 use jsonschema::Validator;
 
 use super::binding::name_member;
-use super::classify::Classified;
-use super::distill::{ExplainOptions, Explainer};
 use super::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
-use super::parse::{NodeKind, TapeJson, TapeNode};
+use crate::classify::Classified;
+use crate::distill::{ExplainOptions, Explainer};
+use crate::parse::{NodeKind, TapeJson, TapeNode};
 use crate::protocol::{
     CompileRootError, Lane, RootKind, SchemaDocument, compile_schema, inlined_root_schema,
     parse_root_key, root_keys, root_schema,

@@ -1,8 +1,8 @@
 //! Stage 4: choose the lane from `MCP-Protocol-Version` and check the
 //! protocol fields a 2026-07-28 request carries in `params._meta`.
 
-use super::classify::{Classified, Kind};
-use super::parse::{NodeKind, TapeNode};
+use crate::classify::{Classified, Kind};
+use crate::parse::{NodeKind, TapeNode};
 use crate::protocol::{Lane, Revision};
 
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

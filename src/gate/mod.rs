@@ -1,32 +1,30 @@
 //! The gate: every stage a message passes through, without a socket.
 //!
-//! `Gate::check(headers, body)` runs the stages in DESIGN.md §3 order —
+//! `Gate::check(headers, body)` runs the stages in ARCHITECTURE.md, "The pipeline" order —
 //! wire (body limit), parse, classify, lane, header binding, dispatch,
 //! message schema — each a phase-named function that passes the message on
 //! or refuses it through the one rejection sender.
 
 pub mod binding;
-pub mod classify;
 pub mod dispatch;
-pub mod distill;
 pub mod headers;
 pub mod lane;
-pub mod parse;
-pub(crate) mod sse;
+pub mod sse;
 pub mod value;
 pub mod watch;
 
+use crate::{classify, distill, parse};
 use std::cell::RefCell;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
-use classify::{Classified, Kind, RequestId};
+use crate::classify::{Classified, Kind, RequestId};
+use crate::distill::{Collector, Distilled, Keyword, LocationReport, PathToken, Problem};
+use crate::parse::{ParseError, ParseLimits, Parser, TapeNode};
 use dispatch::{Root, RootSet};
-use distill::{Collector, Distilled, Keyword, LocationReport, PathToken, Problem};
 pub use headers::RequestHeaders;
 use lane::LaneRefusal;
-use parse::{ParseError, ParseLimits, Parser, TapeNode};
 
 use crate::catalog::{Catalog, CatalogOptions, CatalogSource, Relearn};
 use crate::protocol::{CompileRootError, Lane, Revision, RootKind, SchemaDocument};

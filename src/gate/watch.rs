@@ -1,4 +1,5 @@
-//! Watching the upstream's answers (DESIGN.md §7, §9): a `tools/call`
+//! Watching the upstream's answers (ARCHITECTURE.md, "The value gate" and "Forwarding"): a
+//! `tools/call`
 //! result whose `structuredContent` fails the tool's output root is logged
 //! and counted, never altered; a complete `tools/list` answer (no cursor
 //! asked, no `nextCursor` given) becomes the catalog, unless the catalog
@@ -10,9 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 
 use super::Gate;
-use super::classify::RequestId;
 use crate::catalog::{Catalog, CatalogSource};
-use crate::gate::distill::cut_at_echo_bound;
+use crate::classify::RequestId;
+use crate::distill::cut_at_echo_bound;
 
 /// An answer worth reading once relayed, decided when its request was let
 /// through.

@@ -97,7 +97,7 @@ impl DataKey {
     }
 }
 
-/// A tool-dialect `error_code` (DESIGN.md §7): the code a schema keyword
+/// A tool-dialect `error_code` (ARCHITECTURE.md, "The value gate"): the code a schema keyword
 /// maps to, with the canonical summary and hint templates of the error
 /// envelope contract (placeholders in braces: `{path}`, `{limit}`,
 /// `{allowed}`, `{extra}`, `{format}`, `{validator}`, ...).

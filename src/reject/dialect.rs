@@ -1,4 +1,4 @@
-//! Builds the tool-dialect answer (DESIGN.md §7): a `tools/call` result
+//! Builds the tool-dialect answer (ARCHITECTURE.md, "The value gate"): a `tools/call` result
 //! with `isError: true`, `content[0].text` in plain words, and the error
 //! envelope in `structuredContent`. Every text in it is bounded; nothing
 //! sent is quoted beyond the echo bound.
@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::codes::{ENVELOPE_VERSION, TOOL_INPUT_ERROR_KIND};
 use super::envelope::{one_line, write_string};
-use crate::gate::classify::RequestId;
-use crate::gate::distill::cut_at_echo_bound;
+use crate::classify::RequestId;
+use crate::distill::cut_at_echo_bound;
 
 /// Hints sent at most.
 pub const MAX_HINTS: usize = 5;

@@ -1,11 +1,11 @@
-//! Builds the JSON-RPC error envelope (DESIGN.md §4): `code` from the
+//! Builds the JSON-RPC error envelope (ARCHITECTURE.md, "Rejections"): `code` from the
 //! table, a one-line `message`, and `data` with keys from the closed list.
 
 use std::io::Write as _;
 
 use super::codes::{Condition, DataKey};
-use crate::gate::classify::RequestId;
-use crate::gate::distill::{LocationReport, cut_at_echo_bound};
+use crate::classify::RequestId;
+use crate::distill::{LocationReport, cut_at_echo_bound};
 
 /// The longest `message` an envelope carries; the variable parts in it are
 /// cut at the echo bound before, this only bounds their sum.

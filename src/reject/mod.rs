@@ -1,4 +1,4 @@
-//! Rejections: one sender, one table (DESIGN.md §4).
+//! Rejections: one sender, one table (ARCHITECTURE.md, "Rejections").
 //!
 //! Every refusal goes through [`Rejections::send`], which looks up the
 //! row, applies the id echo rule (through the classification, never an id
@@ -18,7 +18,7 @@ use codes::DataKey;
 use envelope::DataValue;
 pub use table::{Dialect, Reason, Rejecter, Row, TABLE};
 
-use crate::gate::classify::{Classified, RequestId};
+use crate::classify::{Classified, RequestId};
 
 /// A refusal: what the transport sends back.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,7 +118,7 @@ impl Rejections {
     }
 
     /// Refuses a message the gate had allowed (the forwarder could not
-    /// deliver it). `id` is [`Allowed::id`](crate::gate::Allowed), which
+    /// deliver it). `id` is the allowed message's (the gate's `Allowed::id`), which
     /// the echo rule already decided.
     pub fn send_allowed(
         &self,
@@ -161,7 +161,7 @@ impl Rejections {
     }
 
     /// Refuses a `tools/call` in the tool dialect: a result with
-    /// `isError: true` carrying `error` (DESIGN.md §7).
+    /// `isError: true` carrying `error` (ARCHITECTURE.md, "The value gate").
     pub fn send_tool_error(
         &self,
         reason: Reason,

@@ -78,7 +78,7 @@ pub enum Dialect {
     /// A JSON-RPC error with the row's condition.
     Error,
     /// A `tools/call` result with `isError: true` and the error envelope
-    /// in `structuredContent` (DESIGN.md §7): the model can correct itself.
+    /// in `structuredContent` (ARCHITECTURE.md, "The value gate"): the model can correct itself.
     Tool,
 }
 

@@ -17,8 +17,6 @@ pub mod http;
 mod later;
 mod reclaim;
 pub mod runtime;
-#[allow(unsafe_code)]
-pub(crate) mod sock;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -53,7 +51,16 @@ pub struct Head<'a> {
     pub http10: bool,
 }
 
-impl Head<'_> {
+impl<'a> Head<'a> {
+    /// What the forwarder sends on.
+    pub fn client_request(&self) -> crate::upstream::ClientRequest<'a> {
+        crate::upstream::ClientRequest {
+            method: self.method,
+            query: self.query,
+            headers: self.headers,
+        }
+    }
+
     /// The value of the first header named `name` (ASCII case-insensitive).
     pub fn header(&self, name: &str) -> Option<&[u8]> {
         self.headers
@@ -232,7 +239,7 @@ impl IoDriver {
     /// it is offered here: a forwarded request cost about a third less
     /// gateway CPU on it than on epoll (README, Performance). Otherwise
     /// epoll, which served the verdict service with less CPU per request
-    /// than io_uring (DESIGN section 8).
+    /// than io_uring (README, Performance).
     pub fn default_for(forwarding: bool) -> IoDriver {
         if forwarding && Self::uring_offered() {
             IoDriver::Uring

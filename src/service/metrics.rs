@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::classify::Kind;
 use crate::gate::Gate;
-use crate::gate::classify::Kind;
 use crate::protocol::Lane;
 use crate::reject::TABLE;
 

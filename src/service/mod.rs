@@ -14,7 +14,7 @@ pub mod wire;
 
 use std::time::Instant;
 
-use crate::gate::classify::RequestId;
+use crate::classify::RequestId;
 use crate::gate::watch::Watch;
 use crate::server::{Forward, Reply, UpstreamFailure, WatchedAnswer};
 

@@ -1,4 +1,4 @@
-//! Learning the catalog from the upstream (DESIGN.md §7): its `tools/list`,
+//! Learning the catalog from the upstream (ARCHITECTURE.md, "The value gate"): its `tools/list`,
 //! every page (`nextCursor`), off the request path. A plain blocking
 //! HTTP/1.1 exchange per page (`Connection: close`), answers read as JSON
 //! or as an SSE stream. The 2026-07-28 lane is asked first; an upstream

@@ -1,4 +1,4 @@
-//! Learning the catalog from the upstream (DESIGN.md §7): its `tools/list`
+//! Learning the catalog from the upstream (ARCHITECTURE.md, "The value gate"): its `tools/list`
 //! asked at start and again by its `ttlMs`, or sooner when a call names a
 //! tool the catalog lacks ([`Relearn`]), on a thread of its own, off the
 //! request path. The listing itself is [`super::fetch`]'s.

@@ -11,8 +11,6 @@ pub mod pool;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use crate::server::Head;
-
 pub use answer::{AnswerHead, BodyFraming};
 pub use pool::{Pool, UpstreamConn};
 
@@ -132,6 +130,15 @@ pub(crate) fn connection_tokens<'a>(
     tokens
 }
 
+/// The client's request as the forwarder needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientRequest<'a> {
+    pub method: &'a str,
+    /// What followed the first `?` of the request target.
+    pub query: Option<&'a str>,
+    pub headers: &'a [httparse::Header<'a>],
+}
+
 /// Writes the request to send upstream: the client's method, the
 /// upstream's path (with the client's query), `Host` rewritten, the
 /// client's headers minus hop-by-hop ones and `withhold`, and the body
@@ -140,7 +147,7 @@ pub(crate) fn connection_tokens<'a>(
 pub fn encode_request(
     out: &mut Vec<u8>,
     target: &UpstreamConfig,
-    head: &Head<'_>,
+    head: ClientRequest<'_>,
     body: &[u8],
     withhold: &[&str],
 ) {
@@ -257,17 +264,13 @@ mod tests {
                 value: b"chunked",
             },
         ];
-        let head = Head {
+        let head = ClientRequest {
             method: "POST",
-            path: "/mcp",
             query: Some("a=1"),
             headers: &headers,
-            content_length: None,
-            chunked: true,
-            http10: false,
         };
         let mut out = Vec::new();
-        encode_request(&mut out, &target, &head, b"{}", &["Authorization"]);
+        encode_request(&mut out, &target, head, b"{}", &["Authorization"]);
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nMcp-Session-Id: s-1\r\nContent-Length: 2\r\n\r\n{}"

@@ -14,7 +14,7 @@ use monoio::time::Instant;
 
 use super::answer::{AnswerHead, BodyState, Malformed, Parsed, parse_head};
 use super::{Failure, UpstreamConfig};
-use crate::server::sock::Peek;
+use crate::sock::Peek;
 
 /// Idle connections kept per worker; more are closed when put back.
 const MAX_IDLE: usize = 64;
@@ -175,7 +175,7 @@ impl UpstreamConn {
     /// An idle connection shows neither the upstream's close nor bytes it
     /// sent unasked (which would be read as the next answer).
     fn looks_open(&self) -> bool {
-        matches!(crate::server::sock::peek(&self.stream), Peek::Nothing)
+        matches!(crate::sock::peek(&self.stream), Peek::Nothing)
     }
 
     /// Reads more into the buffer; `Ok(0)`: the upstream closed.

@@ -5,7 +5,7 @@
 use std::sync::{Mutex, OnceLock};
 
 use mcpgate::catalog::{Catalog, CatalogOptions};
-use mcpgate::gate::distill::{ECHO_BOUND, MAX_LOCATIONS, MAX_PROBLEMS};
+use mcpgate::distill::{ECHO_BOUND, MAX_LOCATIONS, MAX_PROBLEMS};
 use mcpgate::gate::{Gate, GateConfig, RequestHeaders, Verdict};
 use mcpgate::reject::Dialect;
 use mcpgate::reject::codes::DataKey;

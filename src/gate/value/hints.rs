@@ -1,4 +1,4 @@
-//! Hints a model can act on (DESIGN.md §7): `did_you_mean` for a near-miss
+//! Hints a model can act on (ARCHITECTURE.md, "The value gate"): `did_you_mean` for a near-miss
 //! key or tool name, `case_mismatch` for a key or an allowed value that
 //! differs only in case, `enum_suggest` with the allowed values,
 //! `missing_required`, and otherwise the envelope contract's hint for the
@@ -8,9 +8,9 @@
 
 use serde_json::Value;
 
-use super::super::distill::{Keyword, OwnedTok, cut_at_echo_bound};
-use super::super::parse::TapeNode;
 use crate::catalog::subschemas::resolve;
+use crate::distill::{Keyword, OwnedTok, cut_at_echo_bound};
+use crate::parse::TapeNode;
 use crate::reject::codes::{TOOL_ERROR_FALLBACK, tool_error_code};
 
 /// Schemas gathered at one location at most.

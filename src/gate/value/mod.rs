@@ -1,10 +1,10 @@
-//! Stage 8, the value gate (DESIGN.md §7): a `tools/call`'s arguments
+//! Stage 8, the value gate (ARCHITECTURE.md, "The value gate"): a `tools/call`'s arguments
 //! against the called tool's input root, compiled at registration.
 //!
 //! The verdict is one `is_valid` over the whole closed root. Only a refused
 //! call is explained, in three gates: missing required properties first,
 //! then unknown keys, then values; the answer lists every offending path of
-//! the first gate that has any, within the bounds of DESIGN.md §6, in the
+//! the first gate that has any, within the bounds of ARCHITECTURE.md, "Distilled errors", in the
 //! tool dialect (a result with `isError: true`).
 
 pub mod hints;
@@ -12,11 +12,11 @@ pub mod params;
 
 use serde_json::Value;
 
-use super::distill::{
+use crate::catalog::Tool;
+use crate::distill::{
     Collector, Distilled, ECHO_BOUND, Keyword, OwnedTok, cut_at_echo_bound, missing_property,
 };
-use super::parse::{NodeKind, ParseLimits, Parser, TapeNode};
-use crate::catalog::Tool;
+use crate::parse::{NodeKind, ParseLimits, Parser, TapeNode};
 use crate::reject::codes::tool_error_code;
 use crate::reject::dialect::{Detail, MAX_HINTS, ToolError};
 use hints::{HintInput, schemas_at};

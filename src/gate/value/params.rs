@@ -9,8 +9,8 @@ use std::borrow::Cow;
 
 use super::super::binding::{Mismatch, MismatchCause, decode_sentinel, is_field_value};
 use super::super::headers::RequestHeaders;
-use super::super::parse::{NodeKind, TapeNode};
 use crate::catalog::header_params::HeaderParam;
+use crate::parse::{NodeKind, TapeNode};
 
 /// Checks every annotated argument of a call against its header.
 pub fn check<'a>(

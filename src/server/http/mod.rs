@@ -168,7 +168,7 @@ impl<S: Service> Worker<S> {
         for (&fd, idle) in self.conns.borrow().iter() {
             if idle.is_idle() {
                 // Open: see `cut_connections`.
-                crate::server::sock::shutdown_read(fd);
+                crate::sock::shutdown_read(fd);
             }
         }
     }
@@ -210,7 +210,7 @@ impl<S: Service> Worker<S> {
         };
         mark.0.set(0);
         // Open: see `cut_connections`.
-        crate::server::sock::shutdown_read(fd);
+        crate::sock::shutdown_read(fd);
         true
     }
 
@@ -220,7 +220,7 @@ impl<S: Service> Worker<S> {
         for &fd in self.conns.borrow().keys() {
             // Open: a descriptor leaves the set in the same synchronous
             // drop, on this thread, that closes its stream.
-            crate::server::sock::shutdown_both(fd);
+            crate::sock::shutdown_both(fd);
         }
     }
 }
@@ -385,7 +385,13 @@ fn reply_step<P>(
         Reply::Forward(forward) => {
             let mut request = Vec::new();
             if let Some(pool) = upstream {
-                encode_request(&mut request, pool.config(), head, body, forward.withhold);
+                encode_request(
+                    &mut request,
+                    pool.config(),
+                    head.client_request(),
+                    body,
+                    forward.withhold,
+                );
             }
             Step::Forward {
                 forward,
@@ -881,7 +887,7 @@ impl<S: Service> Conn<'_, S> {
         if self.buf.capacity() - self.buf.len() < MIN_READ {
             self.buf.reserve(MIN_READ);
         }
-        match crate::server::sock::recv_now(&self.stream, &mut self.buf) {
+        match crate::sock::recv_now(&self.stream, &mut self.buf) {
             Ok(n) if n > 0 => {
                 self.worker.service.on_bytes_in(n);
                 Ok(n)

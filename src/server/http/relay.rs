@@ -13,8 +13,8 @@ use monoio::net::TcpStream;
 
 use super::parse::{ConnHeader, HeadMeta, has_body, reason};
 use super::{Conn, ReadEnd};
-use crate::server::sock::{self, Peek};
 use crate::server::{Forward, Response, Service, UpstreamFailure, WatchedAnswer};
+use crate::sock::{self, Peek};
 use crate::upstream::answer::BodyState;
 use crate::upstream::{AnswerHead, BodyFraming};
 

@@ -1,4 +1,4 @@
-//! The server's one place with `unsafe`: a socket read or shut down by its
+//! The transport's one module of `unsafe`: a socket peeked at, read or shut down by its
 //! descriptor, beside monoio (which offers no `AsFd` to borrow it safely).
 //!
 //! Each function takes the stream that owns the descriptor, or states what

@@ -1,10 +1,10 @@
-//! Stage 3: tag a parsed body once (DESIGN.md §5); later stages branch on
+//! Stage 3: tag a parsed body once (ARCHITECTURE.md, "Classification"); later stages branch on
 //! the tag. No allocation, except the echo-ready copy of a request id.
 
 use smallvec::SmallVec;
 
-use super::parse::{NodeKind, TapeNode};
-use crate::gate::distill::ECHO_BOUND;
+use crate::distill::ECHO_BOUND;
+use crate::parse::{NodeKind, TapeNode};
 
 /// What a body is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -17,7 +17,7 @@
 //!
 //! Why duplicate keys are refused: JSON leaves their meaning open, and
 //! readers disagree. simd-json's `BorrowedValue` keeps the first duplicate in
-//! small objects and the last in large ones (DESIGN.md §8); the upstream's
+//! small objects and the last in large ones (ARCHITECTURE.md, "The stack"); the upstream's
 //! parser may keep either. A body whose meaning depends on the reader could
 //! be validated as one value and acted upon as another, so it is refused
 //! outright, wherever the object is. Keys compare decoded (`"a"` and

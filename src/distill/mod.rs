@@ -1,4 +1,4 @@
-//! Distilled errors (DESIGN.md §6): for an instance a compiled JSON Schema
+//! Distilled errors (ARCHITECTURE.md, "Distilled errors"): for an instance a compiled JSON Schema
 //! has already judged invalid (`is_valid` gives the verdict), a bounded walk
 //! finds the causes and distills them.
 //!
