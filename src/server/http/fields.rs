@@ -121,6 +121,40 @@ pub(crate) fn check_fields(
     Ok(())
 }
 
+/// The same rules over a header map that keeps every copy of a field
+/// (`http::HeaderMap`, what an axum or hyper handler holds): each
+/// singleton once (and whole), no protected field nominated. `Host` is not
+/// required: an HTTP/2 request carries its authority in the URI, and the
+/// embedder's HTTP stack has already framed the request.
+#[cfg(feature = "http")]
+pub(crate) fn check_map(map: &::http::HeaderMap) -> Result<(), FieldError> {
+    // `keys` yields each name once (lowercase); `get_all` its every copy.
+    for name in map.keys() {
+        let bytes = name.as_str().as_bytes();
+        let mut values = map.get_all(name).iter();
+        if bytes == b"connection" {
+            values.try_for_each(|v| check_nominated(v.as_bytes()))?;
+            continue;
+        }
+        let (canonical, no_comma) = if starts_with_ignore_case(bytes, PARAM_PREFIX) {
+            ("Mcp-Param-*", false)
+        } else if let Some(field) = SINGLETONS
+            .iter()
+            .find(|s| s.name.len() == bytes.len() && s.name.as_bytes().eq_ignore_ascii_case(bytes))
+        {
+            (field.name, field.no_comma)
+        } else {
+            continue;
+        };
+        let first = values.next();
+        let joined = no_comma && first.is_some_and(|v| v.as_bytes().contains(&b','));
+        if joined || values.next().is_some() {
+            return Err(FieldError::Repeated(canonical));
+        }
+    }
+    Ok(())
+}
+
 /// The tokens of one `Connection` value against the fields it may not
 /// name.
 fn check_nominated(value: &[u8]) -> Result<(), FieldError> {

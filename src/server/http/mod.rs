@@ -32,6 +32,8 @@ pub(crate) mod parse;
 mod relay;
 
 pub use self::fields::FieldError;
+#[cfg(feature = "http")]
+pub(crate) use self::fields::check_map;
 #[doc(hidden)]
 pub use self::parse::{FrameLimits, Framed, frame_request};
 
