@@ -7,6 +7,7 @@
 
 pub mod binding;
 pub mod dispatch;
+pub mod fields;
 pub mod headers;
 pub mod lane;
 pub mod sse;
@@ -23,6 +24,7 @@ use crate::classify::{Classified, Kind, RequestId};
 use crate::distill::{Collector, Distilled, Keyword, LocationReport, PathToken, Problem};
 use crate::parse::{ParseError, ParseLimits, Parser, TapeNode};
 use dispatch::{Root, RootSet};
+pub use fields::FieldError;
 pub use headers::RequestHeaders;
 use lane::LaneRefusal;
 
@@ -252,7 +254,7 @@ impl Gate {
         headers: &(impl RequestHeaders + ?Sized),
         body: &[u8],
     ) -> Result<Allowed<'_>, Rejection> {
-        self.wire_phase(body)?;
+        self.wire_phase(headers, body)?;
         let document = self.parse_phase(&mut scratch.parser, body)?;
         let message = self.classify_phase(document.root())?;
         let revision = self.lane_phase(headers, &message)?;
@@ -284,7 +286,14 @@ impl Gate {
         })
     }
 
-    fn wire_phase(&self, body: &[u8]) -> Result<(), Rejection> {
+    fn wire_phase(
+        &self,
+        headers: &(impl RequestHeaders + ?Sized),
+        body: &[u8],
+    ) -> Result<(), Rejection> {
+        if let Some(error) = headers.field_error() {
+            return Err(self.refuse_field(error));
+        }
         if body.len() <= self.config.body_limit {
             return Ok(());
         }
@@ -292,6 +301,32 @@ impl Gate {
         Err(self
             .rejections
             .send(Reason::BodyTooLarge, None, Some(&message), &[]))
+    }
+
+    /// A header field held twice, joined, missing or nominated (what the
+    /// server refuses in the head, and what [`RequestHeaders::field_error`]
+    /// reports for maps that keep every copy): 400, naming the field.
+    pub fn refuse_field(&self, error: FieldError) -> Rejection {
+        let (reason, message, header) = match error {
+            FieldError::Repeated(name) => (
+                Reason::RepeatedHeader,
+                format!("Bad Request: the {name} header must be sent once, with one value"),
+                Some(name),
+            ),
+            FieldError::MissingHost => (
+                Reason::MissingHost,
+                "Bad Request: an HTTP/1.1 request must carry a Host header".into(),
+                None,
+            ),
+            FieldError::Nominated(name) => (
+                Reason::NominatedHeader,
+                format!("Bad Request: the Connection header may not name {name}"),
+                Some(name),
+            ),
+        };
+        let data = header.map(|name| (DataKey::Header, DataValue::Text(name.as_bytes())));
+        self.rejections
+            .send(reason, None, Some(&message), data.as_slice())
     }
 
     fn parse_phase<'p>(

@@ -171,7 +171,7 @@ pub enum HttpError {
     /// A header field the gate or the upstream reads, sent twice or joined,
     /// `Host` missing on HTTP/1.1, or a protected field nominated by
     /// `Connection` (400).
-    Field(http::FieldError),
+    Field(crate::gate::FieldError),
 }
 
 /// What the server runs for each request. Called on the worker threads,

@@ -21,11 +21,8 @@ use crate::server::{Forward, Reply, UpstreamFailure, WatchedAnswer};
 use metrics::Metrics;
 use wire::WirePolicy;
 
-use crate::gate::{Allowed, Gate, Verdict};
-use crate::reject::codes::DataKey;
-use crate::reject::envelope::DataValue;
+use crate::gate::{Allowed, FieldError, Gate, Verdict};
 use crate::reject::{Reason, Rejection};
-use crate::server::http::FieldError;
 use crate::server::{Head, HttpError, Response, Service};
 
 pub const VALIDATE_PATH: &str = "/validate";
@@ -280,32 +277,20 @@ impl Service for McpService {
     }
 
     fn on_http_error(&self, error: HttpError) -> Response {
-        let (message, header) = match error {
-            HttpError::HeadTooLarge => (
-                "Request Header Fields Too Large: too many or too large headers".into(),
-                None,
-            ),
-            HttpError::BodyTooLarge { limit } => (crate::gate::body_too_large_message(limit), None),
-            HttpError::BadRequest => ("Bad Request: malformed HTTP request".into(), None),
-            HttpError::Field(FieldError::Repeated(name)) => (
-                format!("Bad Request: the {name} header must be sent once, with one value"),
-                Some(name),
-            ),
-            HttpError::Field(FieldError::MissingHost) => (
-                "Bad Request: an HTTP/1.1 request must carry a Host header".into(),
-                None,
-            ),
-            HttpError::Field(FieldError::Nominated(name)) => (
-                format!("Bad Request: the Connection header may not name {name}"),
-                Some(name),
-            ),
+        let message = match error {
+            HttpError::HeadTooLarge => {
+                "Request Header Fields Too Large: too many or too large headers".into()
+            }
+            HttpError::BodyTooLarge { limit } => crate::gate::body_too_large_message(limit),
+            HttpError::BadRequest => "Bad Request: malformed HTTP request".into(),
+            // One wording for the server and an embedder's header map.
+            HttpError::Field(field) => return self.answer(self.gate.refuse_field(field)),
         };
-        let data = header.map(|name| (DataKey::Header, DataValue::Text(name.as_bytes())));
         self.answer(self.gate.rejections().send(
             http_error_reason(error),
             None,
             Some(&message),
-            data.as_slice(),
+            &[],
         ))
     }
 

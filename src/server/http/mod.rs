@@ -27,11 +27,9 @@
 //!   the client still sends is read and dropped for up to
 //!   `min(read_timeout, 2 s)`, so the answer is not lost to a TCP reset.
 
-mod fields;
 pub(crate) mod parse;
 mod relay;
 
-pub use self::fields::FieldError;
 #[doc(hidden)]
 pub use self::parse::{FrameLimits, Framed, frame_request};
 

@@ -3,7 +3,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::fields::check_fields;
+use crate::gate::fields::check_fields;
 use crate::server::{Head, HttpError, MAX_HEADERS_CAP, Response};
 
 /// How the body of a request is framed.
@@ -105,7 +105,7 @@ pub(crate) fn with_head<R>(
     if transfer_encoding && content_length.is_some() {
         return Err(HttpError::BadRequest);
     }
-    check_fields(req.headers, http10)?;
+    check_fields(req.headers, http10).map_err(HttpError::Field)?;
     let framing = match (transfer_encoding, content_length) {
         (true, _) => Framing::Chunked,
         (false, Some(0)) | (false, None) => Framing::None,
@@ -620,7 +620,7 @@ mod tests {
 
     #[test]
     fn the_head_refuses_a_repeated_singleton_and_a_missing_host() {
-        use crate::server::http::FieldError;
+        use crate::gate::FieldError;
         assert_eq!(
             meta(b"POST / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n"),
             Err(HttpError::Field(FieldError::Repeated("Host")))

@@ -1,9 +1,9 @@
-//! The header fields the head parser holds to one reading: those the gate
-//! or the upstream act on, where two copies (or a `Connection` header that
-//! strips one on the way out) would let the gate check one value and the
-//! upstream act on another. One table, read by [`check_fields`].
-
-use crate::server::HttpError;
+//! The header fields held to one reading: those the gate or the upstream
+//! act on, where two copies (or a `Connection` header that strips one on
+//! the way out) would let the gate check one value and the upstream act on
+//! another. One table, read by the server's head parser (`check_fields`)
+//! and, for an embedder's header map, by `check_map` (feature `http`).
+#![cfg_attr(not(any(feature = "server", feature = "http")), allow(dead_code))]
 
 /// A field that must appear at most once.
 struct Singleton {
@@ -66,12 +66,6 @@ pub enum FieldError {
     Nominated(&'static str),
 }
 
-impl From<FieldError> for HttpError {
-    fn from(e: FieldError) -> HttpError {
-        HttpError::Field(e)
-    }
-}
-
 fn starts_with_ignore_case(name: &[u8], prefix: &str) -> bool {
     name.get(..prefix.len())
         .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
@@ -81,6 +75,7 @@ fn starts_with_ignore_case(name: &[u8], prefix: &str) -> bool {
 /// whole), `Host` present on HTTP/1.1, no protected field nominated by
 /// `Connection`. No allocation: a bit per singleton, and the `Mcp-Param-*`
 /// names compared pairwise (a head holds at most `MAX_HEADERS_CAP`).
+#[cfg(feature = "server")]
 pub(crate) fn check_fields(
     headers: &[httparse::Header<'_>],
     http10: bool,
@@ -121,6 +116,40 @@ pub(crate) fn check_fields(
     Ok(())
 }
 
+/// The same rules over a header map that keeps every copy of a field
+/// (`http::HeaderMap`, what an axum or hyper handler holds): each
+/// singleton once (and whole), no protected field nominated. `Host` is not
+/// required: an HTTP/2 request carries its authority in the URI, and the
+/// embedder's HTTP stack has already framed the request.
+#[cfg(feature = "http")]
+pub(crate) fn check_map(map: &::http::HeaderMap) -> Result<(), FieldError> {
+    // `keys` yields each name once (lowercase); `get_all` its every copy.
+    for name in map.keys() {
+        let bytes = name.as_str().as_bytes();
+        let mut values = map.get_all(name).iter();
+        if bytes == b"connection" {
+            values.try_for_each(|v| check_nominated(v.as_bytes()))?;
+            continue;
+        }
+        let (canonical, no_comma) = if starts_with_ignore_case(bytes, PARAM_PREFIX) {
+            ("Mcp-Param-*", false)
+        } else if let Some(field) = SINGLETONS
+            .iter()
+            .find(|s| s.name.len() == bytes.len() && s.name.as_bytes().eq_ignore_ascii_case(bytes))
+        {
+            (field.name, field.no_comma)
+        } else {
+            continue;
+        };
+        let first = values.next();
+        let joined = no_comma && first.is_some_and(|v| v.as_bytes().contains(&b','));
+        if joined || values.next().is_some() {
+            return Err(FieldError::Repeated(canonical));
+        }
+    }
+    Ok(())
+}
+
 /// The tokens of one `Connection` value against the fields it may not
 /// name.
 fn check_nominated(value: &[u8]) -> Result<(), FieldError> {
@@ -139,7 +168,7 @@ fn check_nominated(value: &[u8]) -> Result<(), FieldError> {
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "server"))]
 mod tests {
     use super::*;
 
