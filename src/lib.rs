@@ -1,15 +1,146 @@
 //! mcpgate: a validating gateway for the Model Context Protocol.
 //!
-//! [`gate::Gate`] runs every stage a message passes through (wire limit,
-//! parse, classify, lane, header binding, dispatch, message schema) and
-//! answers allow or the exact rejection; [`reject`] holds the tables and
-//! the one rejection sender; [`protocol`] the schemas in `priv/`.
+//! The crate is the `mcpgate` binary (feature `server`, on by default) and
+//! the gate it runs, which a Rust frontend embeds with
+//! `default-features = false`. [`Gate`] runs every stage a message passes
+//! through (wire limit, parse, classify, lane, header binding, dispatch,
+//! message schema, value gate) and answers [`Verdict::Allow`] or the exact
+//! [`Rejection`] to send. ARCHITECTURE.md in the repository gives the
+//! layers and the pipeline.
+//!
+//! # Build a gate and check a message
+//!
+//! ```
+//! use mcpgate::{Gate, GateConfig, Verdict};
+//!
+//! let gate = Gate::new(GateConfig::default())?;
+//! let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{
+//!     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+//! let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")];
+//! match gate.check(&headers[..], body) {
+//!     Verdict::Allow(allowed) => assert!(allowed.expects_response()),
+//!     Verdict::Reject(rejection) => panic!("refused: {rejection:?}"),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Answer a rejection
+//!
+//! A refusal carries the HTTP status and the whole JSON-RPC body to send;
+//! the frontend adds `Content-Type: application/json` and nothing else.
+//!
+//! ```
+//! use mcpgate::{Gate, GateConfig, Reason, Verdict};
+//!
+//! let gate = Gate::new(GateConfig::default())?;
+//! let body = br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{
+//!     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+//! // The header names another method than the body.
+//! let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "prompts/list")];
+//! let Verdict::Reject(rejection) = gate.check(&headers[..], body) else {
+//!     panic!("a header mismatch was allowed");
+//! };
+//! assert_eq!((rejection.status, rejection.reason), (400, Reason::HeaderMismatch));
+//! let answer: serde_json::Value = serde_json::from_slice(&rejection.body)?;
+//! assert_eq!(answer["id"], 7);
+//! assert_eq!(answer["error"]["code"], -32020);
+//! assert_eq!(answer["error"]["data"]["header"], "Mcp-Method");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Load a catalog from a `tools/list` result
+//!
+//! Each tool's `inputSchema` is compiled once; a call's arguments are then
+//! checked against it, and a wrong call is answered in the tool dialect (a
+//! result with `isError: true` the model can act on).
+//!
+//! ```
+//! use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig, Verdict};
+//! use serde_json::json;
+//!
+//! let gate = Gate::new(GateConfig::default())?;
+//! let listed = json!({"tools": [{"name": "add", "inputSchema": {"type": "object",
+//!     "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+//!     "required": ["a", "b"]}}]});
+//! gate.set_catalog(Catalog::from_json(&listed, CatalogSource::Upstream, &CatalogOptions::default())?);
+//! let body = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{
+//!     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!     "io.modelcontextprotocol/clientCapabilities":{}},
+//!     "name":"add","arguments":{"a":1,"b":"two"}}}"#;
+//! let headers = [
+//!     ("MCP-Protocol-Version", "2026-07-28"),
+//!     ("Mcp-Method", "tools/call"),
+//!     ("Mcp-Name", "add"),
+//! ];
+//! let Verdict::Reject(rejection) = gate.check(&headers[..], body) else {
+//!     panic!("a wrong-typed argument was allowed");
+//! };
+//! let answer: serde_json::Value = serde_json::from_slice(&rejection.body)?;
+//! assert_eq!(rejection.status, 200);
+//! assert_eq!(answer["result"]["isError"], true);
+//! assert_eq!(answer["result"]["structuredContent"]["tool"], "add");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Learn the catalog from a relayed answer
+//!
+//! An allowed `tools/list` asks to see its answer ([`Allowed::watch`]):
+//! handed to [`Gate::watch_answer`] once relayed, its tools become the
+//! catalog.
+//!
+//! ```
+//! use mcpgate::{Gate, GateConfig, Verdict};
+//!
+//! let gate = Gate::new(GateConfig::default())?;
+//! let body = br#"{"jsonrpc":"2.0","id":"l-1","method":"tools/list","params":{"_meta":{
+//!     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+//! let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")];
+//! let Verdict::Allow(allowed) = gate.check(&headers[..], body) else {
+//!     panic!("refused");
+//! };
+//! let watch = allowed.watch.expect("a tools/list answer is worth reading");
+//! // What the upstream answered, as relayed to the client.
+//! let answer = br#"{"jsonrpc":"2.0","id":"l-1","result":{"tools":[
+//!     {"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}]}}"#;
+//! gate.watch_answer(&watch, allowed.id.as_ref(), answer, false);
+//! assert_eq!(gate.catalog().len(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Choose what an unknown tool gets
+//!
+//! With a catalog, a call of a tool it lacks is refused (`-32602` naming
+//! the tool); [`UnknownTools::Forward`] lets the upstream decide instead.
+//!
+//! ```
+//! use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig, UnknownTools, Verdict};
+//! use serde_json::json;
+//!
+//! let config = GateConfig { unknown_tools: Some(UnknownTools::Forward), ..GateConfig::default() };
+//! let gate = Gate::new(config)?;
+//! let listed = json!([{"name": "add", "inputSchema": {"type": "object"}}]);
+//! gate.set_catalog(Catalog::from_json(&listed, CatalogSource::File, &CatalogOptions::default())?);
+//! let body = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{
+//!     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!     "io.modelcontextprotocol/clientCapabilities":{}},"name":"subtract","arguments":{}}}"#;
+//! let headers = [
+//!     ("MCP-Protocol-Version", "2026-07-28"),
+//!     ("Mcp-Method", "tools/call"),
+//!     ("Mcp-Name", "subtract"),
+//! ];
+//! assert!(matches!(gate.check(&headers[..], body), Verdict::Allow(_)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! `unsafe` is refused everywhere but in these small audited places:
-//! `parse::reuse` (the tape kept across parses), `parse::scan`
-//! (the parse's fast path: SSE2 string scanning, slicing between quotes),
-//! `sock` (a socket used by its descriptor beside monoio, by the server and the forwarder) and one
-//! call in `server::reclaim` (mimalloc's heap collection).
+//! `parse::reuse` (the tape kept across parses), `parse::scan` (the parse's
+//! fast path: SSE2 string scanning, slicing between quotes), `sock` (a
+//! socket used by its descriptor beside monoio, by the server and the
+//! forwarder) and one call in `server::reclaim` (mimalloc's heap
+//! collection).
 #![deny(unsafe_code)]
 
 pub mod catalog;
@@ -33,4 +164,9 @@ mod sock;
 #[cfg(feature = "server")]
 pub mod upstream;
 
-pub use gate::{Gate, GateConfig, Verdict};
+pub use catalog::{Catalog, CatalogError, CatalogOptions, CatalogSource};
+pub use classify::RequestId;
+pub use gate::watch::Watch;
+pub use gate::{Allowed, FieldError, Gate, GateConfig, RequestHeaders, UnknownTools, Verdict};
+pub use protocol::Revision;
+pub use reject::{Reason, Rejection};
