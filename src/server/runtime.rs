@@ -346,18 +346,21 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
     }
     let accept = async {
         loop {
-            if worker.open() >= worker.limits.max_open {
-                worker.service.on_connection_limit();
-                if !worker.close_idlest() {
-                    tracing::warn!(
-                        open = worker.open(),
-                        "connection limit reached (max_connections) with every connection busy; new connections wait until one closes"
-                    );
-                }
-                worker.room().await;
-            }
             match listener.accept().await {
                 Ok((stream, _)) => {
+                    // At the limit, room is made once a client is here, not
+                    // before: the connection idle longest is closed for it;
+                    // with every one busy, it waits for one to close.
+                    if worker.open() >= worker.limits.max_open {
+                        worker.service.on_connection_limit();
+                        if !worker.close_idlest() {
+                            tracing::warn!(
+                                open = worker.open(),
+                                "connection limit reached (max_connections) with every connection busy; new connections wait until one closes"
+                            );
+                        }
+                        worker.room().await;
+                    }
                     monoio::spawn(serve_connection(stream, worker.clone()));
                 }
                 Err(e) => {
