@@ -165,15 +165,7 @@ fn the_code_table_is_the_contracts_mapping() {
     let keywords: BTreeSet<&str> = TOOL_ERROR_CODES.iter().map(|c| c.keyword).collect();
     assert_eq!(keywords.len(), TOOL_ERROR_CODES.len());
     for code in TOOL_ERROR_CODES.iter().chain([&TOOL_ERROR_FALLBACK]) {
-        assert!(
-            code.code.starts_with(|c: char| c.is_ascii_uppercase())
-                && code
-                    .code
-                    .chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'),
-            "{}",
-            code.code
-        );
+        assert!(is_upper_snake(code.code), "{}", code.code);
         assert!(!code.hint.is_empty(), "{}", code.code);
     }
     // The contract's.

@@ -95,6 +95,14 @@ pub fn envelope_schema() -> Option<jsonschema::Validator> {
     Some(jsonschema::draft202012::new(&schema).unwrap())
 }
 
+/// An error code as the envelope spells them: `UPPER_SNAKE_CASE`.
+pub fn is_upper_snake(code: &str) -> bool {
+    code.starts_with(|c: char| c.is_ascii_uppercase())
+        && code
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 /// What the project itself promises of the error envelope it writes in
 /// `structuredContent` (src/reject/dialect.rs): checked whether or not the
 /// contract's schema is at hand, so a fresh clone still holds the shape.
@@ -108,13 +116,7 @@ pub fn assert_own_envelope(envelope: &Value) {
     assert!(!text("tool").is_empty(), "{envelope}");
     let summary = text("summary");
     assert!(!summary.is_empty() && !summary.contains('\n'), "{envelope}");
-    let upper_snake = |code: &str| {
-        code.starts_with(|c: char| c.is_ascii_uppercase())
-            && code
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-    };
-    assert!(upper_snake(text("error_code")), "{envelope}");
+    assert!(is_upper_snake(text("error_code")), "{envelope}");
     assert_eq!(envelope["retryable"], false, "{envelope}");
     assert_eq!(envelope["_envelope_version"], 1, "{envelope}");
     assert!(envelope["total"].is_u64(), "{envelope}");
@@ -130,15 +132,16 @@ pub fn assert_own_envelope(envelope: &Value) {
         ] {
             assert!(detail[key].is_string(), "{key} in {detail}");
         }
-        assert!(upper_snake(detail["error_code"].as_str().unwrap()));
+        assert!(is_upper_snake(detail["error_code"].as_str().unwrap()));
     }
     let hints = envelope["hints"].as_array().expect("hints");
     assert!(hints.iter().all(Value::is_string), "{envelope}");
     assert!(envelope["examples"].is_array(), "{envelope}");
 }
 
-/// What the project itself promises of a JSON-RPC error answer (DESIGN.md
-/// §4): checked always, the official schema on top when it is at hand.
+/// What the project itself promises of a JSON-RPC error answer
+/// (src/reject/envelope.rs): checked always, the official schema on top
+/// when it is at hand.
 pub fn assert_own_error(answer: &Value) {
     let object = answer.as_object().expect("an object");
     let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
