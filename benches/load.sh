@@ -2,7 +2,7 @@
 # Load benchmark of `mcpgate serve`, in one run and with the same wrk
 # settings for each target:
 #   validate  POST /validate with a valid 516-byte 2026-07-28 tools/call
-#   noop      POST /_noop on the same server: 204 without parsing
+#   noop      POST /_noop on the same server (--bench-noop-route): 204 without parsing
 #   hyper     a minimal tokio + hyper server answering 204 (benches/hyper-baseline)
 # Servers run one worker pinned to CPU 0, wrk one thread pinned to CPU 1
 # (on a 2-core machine a load generator saturates near 100-130k req/s, so
@@ -26,7 +26,8 @@ cd "$(dirname "$0")/.."
 
 source benches/load-common.sh "$@"
 
-read -r gate_pid gate_addr < <(start 0 mcpgate "$MCPGATE_BIN" serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER")
+# --bench-noop-route: /_noop is a 404 unless asked for.
+read -r gate_pid gate_addr < <(start 0 mcpgate "$MCPGATE_BIN" serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER" --bench-noop-route)
 pids+=("$gate_pid")
 read -r hyper_pid hyper_addr < <(start 0 hyper "$HYPER_BIN" 127.0.0.1:0)
 pids+=("$hyper_pid")

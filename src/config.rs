@@ -71,6 +71,17 @@ pub struct ServeArgs {
     /// Milliseconds an answer's body (an event stream) may stay silent [default: 300000].
     #[arg(long, env = "MCPGATE_UPSTREAM_IDLE_TIMEOUT_MS")]
     pub upstream_idle_timeout_ms: Option<String>,
+    /// Serve `/_noop`, a 204 that reads nothing (the load benchmark's
+    /// floor): `true` or `false`, alone `true` [default: false: `/_noop` is
+    /// a 404 like any unknown path].
+    #[arg(
+        long,
+        env = "MCPGATE_BENCH_NOOP_ROUTE",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        value_name = "BOOL"
+    )]
+    pub bench_noop_route: Option<String>,
 }
 
 /// The TOML file's keys.
@@ -100,6 +111,7 @@ pub struct FileSettings {
     pub upstream_connect_timeout_ms: Option<u64>,
     pub upstream_first_byte_timeout_ms: Option<u64>,
     pub upstream_idle_timeout_ms: Option<u64>,
+    pub bench_noop_route: Option<bool>,
 }
 
 /// Everything `serve` runs with.
@@ -111,6 +123,9 @@ pub struct Settings {
     pub wire: WirePolicy,
     /// The tool catalog file, loaded at start.
     pub catalog: Option<PathBuf>,
+    /// `/_noop` is served (for benchmarks only: a deployment has no use
+    /// for a route that answers without checking anything).
+    pub bench_noop_route: bool,
 }
 
 /// A setting that cannot be used, by key.
@@ -316,6 +331,13 @@ impl Settings {
         } else if let Some(learn) = file.learn_catalog {
             gate.learn_catalog = learn;
         }
+        let bench_noop_route = match &args.bench_noop_route {
+            Some(text) => text
+                .trim()
+                .parse()
+                .map_err(|_| error("bench_noop_route", format!("{text:?} is not true or false")))?,
+            None => file.bench_noop_route.unwrap_or(false),
+        };
         let catalog = args.catalog.clone().or(file.catalog);
         let endpoint = args
             .endpoint
@@ -388,6 +410,7 @@ impl Settings {
             endpoint,
             wire,
             catalog,
+            bench_noop_route,
         })
     }
 }
@@ -409,6 +432,35 @@ mod tests {
         assert!(settings.wire.bearer_tokens.is_empty());
         assert!(settings.server.upstream.is_none());
         assert_eq!(settings.server.io_driver, IoDriver::Epoll);
+        assert!(!settings.bench_noop_route);
+    }
+
+    #[test]
+    fn the_noop_route_is_served_only_when_asked_for() {
+        let flag = |value: &str| ServeArgs {
+            bench_noop_route: Some(value.into()),
+            ..ServeArgs::default()
+        };
+        let on = file("bench_noop_route = true");
+        assert!(
+            Settings::build(&ServeArgs::default(), on)
+                .unwrap()
+                .bench_noop_route
+        );
+        assert!(
+            Settings::build(&flag("true"), FileSettings::default())
+                .unwrap()
+                .bench_noop_route
+        );
+        // The flag wins over the file.
+        let on = file("bench_noop_route = true");
+        assert!(
+            !Settings::build(&flag("false"), on)
+                .unwrap()
+                .bench_noop_route
+        );
+        let error = Settings::build(&flag("yes"), FileSettings::default()).unwrap_err();
+        assert_eq!(error.key, "bench_noop_route");
     }
 
     #[test]

@@ -8,6 +8,10 @@
 //! disagreement fails the test unless `tests/conformance/differences.toml`
 //! lists it with a reason; a listed difference that no longer occurs fails
 //! it too.
+//!
+//! The official side is reference data: without `../shared` (or
+//! `MCPGATE_SHARED_DIR`) the comparisons print `SKIPPED` and return, after
+//! the checks that need only the project's own files.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,7 +27,7 @@ use mcpgate::protocol::{
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
-use support::{read_json, shared_dir};
+use support::{official_spec, read_json};
 
 /// Cases each revision must reach, so that a shrinking seed set is noticed.
 const MIN_CASES_PER_REVISION: usize = 10_000;
@@ -507,10 +511,16 @@ fn prechecks_hold(prechecks: Prechecks, key: &str, message: &Value) -> bool {
         && (!prechecks.params_object || message.get("params").is_none_or(Value::is_object))
 }
 
-fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Difference]) -> Tally {
+/// `specs`: the official `mcp-spec` folder (its parent holds `captures/`).
+fn compare_revision(
+    specs: &Path,
+    document: SchemaDocument,
+    ours: &Value,
+    differences: &[Difference],
+) -> Tally {
     let revision = document.revision().as_str();
-    let shared = shared_dir();
-    let spec = shared.join("mcp-spec").join(revision);
+    let shared = specs.parent().unwrap();
+    let spec = specs.join(revision);
     let official = official_with_client_result_response(read_json(&spec.join("schema.json")));
     let official_roots = official_roots(&official);
     let our_keys: BTreeSet<String> = root_keys(ours).into_iter().collect();
@@ -544,7 +554,7 @@ fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Diffe
     let mut seeds = official_example_seeds(&spec.join("examples"), &official_roots);
     if document == SchemaDocument::Mcp2025_11_25 {
         seeds.extend(legacy_seeds_from_modern_examples(
-            &shared.join("mcp-spec/2026-07-28/examples"),
+            &specs.join("2026-07-28/examples"),
         ));
     }
     seeds.extend(capture_seeds(&shared.join("captures"), revision));
@@ -636,11 +646,15 @@ fn compare_revision(document: SchemaDocument, ours: &Value, differences: &[Diffe
 
 #[test]
 fn priv_roots_give_the_official_verdicts_on_examples_and_mutations() {
+    // Our own file parses and gives each difference a reason, either way.
     let differences = listed_differences();
+    let Some(specs) = official_spec("the comparison of priv/ roots with the official ones") else {
+        return;
+    };
     let mut failures = Vec::new();
     for document in SchemaDocument::ALL {
         let revision = document.revision();
-        let tally = compare_revision(document, &document.parse(), &differences);
+        let tally = compare_revision(&specs, document, &document.parse(), &differences);
         println!(
             "conformance {revision}: {} seeds, {} cases, {} agreed, {} listed differences, {} unlisted disagreements, {} reaching the schema stage",
             tally.seeds,
@@ -697,10 +711,13 @@ fn priv_roots_give_the_official_verdicts_on_examples_and_mutations() {
 fn a_root_that_drifts_from_the_official_one_is_caught() {
     // The comparison must be able to fail: drop `name` from what
     // `tools/call` requires and the mutation deleting it must disagree.
+    let Some(specs) = official_spec("the check that a drifting root is caught") else {
+        return;
+    };
     let document = SchemaDocument::Mcp2026_07_28;
     let mut tampered = document.parse();
     tampered["$defs"]["CallToolRequestParams"]["required"] = json!(["_meta"]);
-    let tally = compare_revision(document, &tampered, &[]);
+    let tally = compare_revision(&specs, document, &tampered, &[]);
     assert!(
         tally
             .unlisted
@@ -715,13 +732,22 @@ fn a_root_that_drifts_from_the_official_one_is_caught() {
 #[test]
 fn every_own_seed_is_valid_under_the_official_schema() {
     // Our seeds are meant to be valid messages; mutations start from there.
+    // Our own: each seed is a message one of our roots is for.
+    for document in SchemaDocument::ALL {
+        let revision = document.revision().as_str();
+        let ours: BTreeSet<String> = root_keys(&document.parse()).into_iter().collect();
+        for seed in own_seeds(revision) {
+            let key = root_of(&seed.message).unwrap();
+            assert!(ours.contains(&key), "{}: no root {key} in priv/", seed.name);
+        }
+    }
+    let Some(specs) = official_spec("the check of our seeds against the official schemas") else {
+        return;
+    };
     for document in SchemaDocument::ALL {
         let revision = document.revision().as_str();
         let official = official_with_client_result_response(read_json(
-            &shared_dir()
-                .join("mcp-spec")
-                .join(revision)
-                .join("schema.json"),
+            &specs.join(revision).join("schema.json"),
         ));
         let roots = official_roots(&official);
         for seed in own_seeds(revision) {

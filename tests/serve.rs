@@ -252,6 +252,25 @@ fn the_verdict_service_answers_204_for_a_valid_message() {
 }
 
 #[test]
+fn the_noop_route_is_a_404_unless_the_bench_flag_asks_for_it() {
+    let noop = |server: &Server| server.send(&post("/_noop", &[], b"{}", CLIENT_HEADERS));
+    let server = Server::start(&[]);
+    let answer = noop(&server);
+    assert_eq!(
+        answer.status,
+        404,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    assert_eq!(server.metric(&series(Reason::UnknownPath)), 1);
+    let server = Server::start(&["--bench-noop-route"]);
+    let answer = noop(&server);
+    assert_eq!(answer.status, 204);
+    assert!(answer.body.is_empty());
+    assert_eq!(server.metric(&series(Reason::UnknownPath)), 0);
+}
+
+#[test]
 fn pipelined_requests_on_one_connection_are_answered_in_order() {
     let server = start();
     let good = tools_call(json!(1), "echo", json!({}));

@@ -119,6 +119,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
         wire: settings.wire.clone(),
         metrics: Default::default(),
         forwarding: settings.server.upstream.is_some(),
+        noop_route: settings.bench_noop_route,
     });
     if let Some(upstream) = learn_from {
         let learner = Arc::clone(&service);

@@ -7,7 +7,7 @@
 //! | `POST /validate` | the verdict service: the client's body and headers in, `204` or the exact rejection out |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /healthz` | `200 ok` |
-//! | `/_noop` | `204` without reading anything: the load benchmark's floor |
+//! | `/_noop` | only with `bench_noop_route`: `204` without reading anything, the load benchmark's floor (else `404` like any unknown path) |
 
 pub mod metrics;
 pub mod wire;
@@ -37,6 +37,9 @@ pub struct McpService {
     pub metrics: Metrics,
     /// An upstream is configured: allowed messages are forwarded to it.
     pub forwarding: bool,
+    /// [`NOOP_PATH`] is served; off, it is an unknown path, so a
+    /// deployment does not answer 204 to what nobody checked.
+    pub noop_route: bool,
 }
 
 /// What a forwarded message needs once the upstream has (not) answered.
@@ -66,7 +69,7 @@ impl McpService {
             VALIDATE_PATH => Route::Validate,
             METRICS_PATH => Route::Metrics,
             HEALTH_PATH => Route::Health,
-            NOOP_PATH => Route::Noop,
+            NOOP_PATH if self.noop_route => Route::Noop,
             _ => Route::Unknown,
         }
     }

@@ -1,4 +1,12 @@
 //! Shared by the gate tests: messages, headers and the official schemas.
+//!
+//! The official MCP schemas and examples and the error-envelope oracle are
+//! reference data from outside the project, read from `../shared` (or
+//! `MCPGATE_SHARED_DIR`). A fresh clone has no such folder: the checks
+//! against it then print `SKIPPED: …` and the rest of each test still runs
+//! on the project's own fixtures. `.ci/run` sets `MCPGATE_REQUIRE_SHARED`,
+//! under which a missing folder fails instead, so CI never passes without
+//! the comparison.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -7,16 +15,65 @@ use mcpgate::catalog::{Catalog, CatalogOptions};
 use mcpgate::reject::Reason;
 use serde_json::{Value, json};
 
+/// Where the reference data is looked for: `MCPGATE_SHARED_DIR`, else
+/// `../shared` beside the manifest. It may be absent (see [`official_spec`]).
 pub fn shared_dir() -> PathBuf {
-    let dir = std::env::var_os("MCPGATE_SHARED_DIR")
+    std::env::var_os("MCPGATE_SHARED_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    assert!(
-        dir.join("mcp-spec").is_dir(),
-        "official MCP schemas expected in {}",
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+/// Whether the variable `name` is set to something other than empty or `0`.
+pub fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Set by `.ci/run`: missing reference data fails rather than skips.
+pub const REQUIRE_SHARED: &str = "MCPGATE_REQUIRE_SHARED";
+
+/// `sub` of the reference folder when it is there. When it is not: panics
+/// under [`REQUIRE_SHARED`], else prints why `skipped` does not run and
+/// returns `None` (the caller returns early or leaves that part out).
+fn reference(sub: &str, what: &str, skipped: &str) -> Option<PathBuf> {
+    let dir = shared_dir();
+    let path = dir.join(sub);
+    if path.is_dir() {
+        return Some(path);
+    }
+    let why = format!(
+        "{what} not found in {}; set MCPGATE_SHARED_DIR to run {skipped}",
         dir.display()
     );
-    dir
+    assert!(
+        !env_flag(REQUIRE_SHARED),
+        "{why} ({REQUIRE_SHARED} is set: missing reference data is a failure)"
+    );
+    // Once per test (libtest runs each test on its own thread), however
+    // many of its checks are left out.
+    thread_local!(static SAID: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) });
+    SAID.with_borrow_mut(|said| {
+        if !said.contains(&why) {
+            eprintln!("SKIPPED: {why}");
+            said.push(why);
+        }
+    });
+    None
+}
+
+/// `<shared>/mcp-spec` (the official schemas and examples), or `None` after
+/// saying that `skipped` does not run.
+pub fn official_spec(skipped: &str) -> Option<PathBuf> {
+    reference("mcp-spec", "official MCP schemas", skipped)
+}
+
+/// `<shared>/oracles/openbridge-envelope` (the error-envelope contract), or
+/// `None` after saying that `skipped` does not run.
+pub fn envelope_oracle(skipped: &str) -> Option<PathBuf> {
+    reference(
+        "oracles/openbridge-envelope",
+        "the error-envelope oracle (oracles/openbridge-envelope)",
+        skipped,
+    )
 }
 
 pub const MODERN: &str = "2026-07-28";
@@ -30,12 +87,77 @@ pub fn test_catalog() -> Catalog {
     Catalog::from_file(&catalog_path(), &CatalogOptions::default()).unwrap()
 }
 
-/// The error envelope's JSON Schema, from the contract's oracle.
-pub fn envelope_schema() -> jsonschema::Validator {
-    let schema = read_json(
-        &shared_dir().join("oracles/openbridge-envelope/schemas/error-envelope.schema.json"),
+/// The error envelope's JSON Schema, from the contract's oracle; `None`
+/// (having said so) when the oracle is absent.
+pub fn envelope_schema() -> Option<jsonschema::Validator> {
+    let oracle = envelope_oracle("the check against the error-envelope schema")?;
+    let schema = read_json(&oracle.join("schemas/error-envelope.schema.json"));
+    Some(jsonschema::draft202012::new(&schema).unwrap())
+}
+
+/// An error code as the envelope spells them: `UPPER_SNAKE_CASE`.
+pub fn is_upper_snake(code: &str) -> bool {
+    code.starts_with(|c: char| c.is_ascii_uppercase())
+        && code
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// What the project itself promises of the error envelope it writes in
+/// `structuredContent` (src/reject/dialect.rs): checked whether or not the
+/// contract's schema is at hand, so a fresh clone still holds the shape.
+pub fn assert_own_envelope(envelope: &Value) {
+    let text = |key: &str| {
+        envelope[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{key} is not a string in {envelope}"))
+    };
+    assert_eq!(text("error_kind"), "mcp_input_validation", "{envelope}");
+    assert!(!text("tool").is_empty(), "{envelope}");
+    let summary = text("summary");
+    assert!(!summary.is_empty() && !summary.contains('\n'), "{envelope}");
+    assert!(is_upper_snake(text("error_code")), "{envelope}");
+    assert_eq!(envelope["retryable"], false, "{envelope}");
+    assert_eq!(envelope["_envelope_version"], 1, "{envelope}");
+    assert!(envelope["total"].is_u64(), "{envelope}");
+    let details = envelope["details"].as_array().expect("details");
+    for detail in details {
+        for key in [
+            "path",
+            "pointer",
+            "issue",
+            "received_type",
+            "keyword",
+            "error_code",
+        ] {
+            assert!(detail[key].is_string(), "{key} in {detail}");
+        }
+        assert!(is_upper_snake(detail["error_code"].as_str().unwrap()));
+    }
+    let hints = envelope["hints"].as_array().expect("hints");
+    assert!(hints.iter().all(Value::is_string), "{envelope}");
+    assert!(envelope["examples"].is_array(), "{envelope}");
+}
+
+/// What the project itself promises of a JSON-RPC error answer
+/// (src/reject/envelope.rs): checked always, the official schema on top
+/// when it is at hand.
+pub fn assert_own_error(answer: &Value) {
+    let object = answer.as_object().expect("an object");
+    let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["error", "id", "jsonrpc"], "{answer}");
+    assert_eq!(answer["jsonrpc"], "2.0");
+    assert!(
+        answer["id"].is_null() || answer["id"].is_string() || answer["id"].is_number(),
+        "{answer}"
     );
-    jsonschema::draft202012::new(&schema).unwrap()
+    assert!(answer["error"]["code"].is_i64(), "{answer}");
+    assert!(answer["error"]["message"].is_string(), "{answer}");
+    assert!(
+        answer["error"].get("data").is_none_or(Value::is_object),
+        "{answer}"
+    );
 }
 
 pub fn meta() -> Value {
@@ -79,15 +201,14 @@ pub fn read_json(path: &Path) -> Value {
 pub struct OfficialError(jsonschema::Validator);
 
 impl OfficialError {
-    pub fn load(revision: &str) -> Self {
-        let official = read_json(
-            &shared_dir()
-                .join("mcp-spec")
-                .join(revision)
-                .join("schema.json"),
-        );
+    /// `None` (having said so) when the official schemas are absent.
+    pub fn load(revision: &str) -> Option<Self> {
+        let spec = official_spec("the check against the official JSONRPCErrorResponse")?;
+        let official = read_json(&spec.join(revision).join("schema.json"));
         let schema = mcpgate::protocol::root_schema(&official, "JSONRPCErrorResponse").unwrap();
-        OfficialError(jsonschema::draft202012::new(&schema).unwrap())
+        Some(OfficialError(
+            jsonschema::draft202012::new(&schema).unwrap(),
+        ))
     }
 
     pub fn check(&self, body: &Value) -> Result<(), String> {
@@ -102,9 +223,20 @@ impl OfficialError {
     }
 }
 
-/// Client-sent official examples of 2026-07-28, by directory name.
-pub fn official_client_examples() -> Vec<(String, Value)> {
-    let dir = shared_dir().join("mcp-spec/2026-07-28/examples");
+/// [`assert_own_error`], then the official schema's verdict when `official`
+/// is at hand.
+pub fn check_error(official: Option<&OfficialError>, answer: &Value) {
+    assert_own_error(answer);
+    if let Some(official) = official {
+        official.check(answer).unwrap();
+    }
+}
+
+/// Client-sent official examples of 2026-07-28, by directory name; `None`
+/// (having said so) when the official examples are absent.
+pub fn official_client_examples() -> Option<Vec<(String, Value)>> {
+    let dir = official_spec("the check that every official client example is allowed")?
+        .join("2026-07-28/examples");
     let names = [
         "CallToolRequest",
         "CompleteRequest",
@@ -132,7 +264,7 @@ pub fn official_client_examples() -> Vec<(String, Value)> {
             ));
         }
     }
-    out
+    Some(out)
 }
 
 pub fn own_seeds(revision: &str) -> Vec<Value> {

@@ -29,11 +29,22 @@ pub fn e2e_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e")
 }
 
-/// False (with a message) when `e2e/setup.sh` has not been run.
+/// Set by `.ci/run`: peers that are not installed fail the tests rather
+/// than skip them, so CI never passes without running them.
+pub const REQUIRE_E2E: &str = "MCPGATE_REQUIRE_E2E";
+
+/// False (with a message) when `e2e/setup.sh` has not been run; a failure
+/// under [`REQUIRE_E2E`].
 pub fn peers_installed() -> bool {
     let modules = e2e_dir().join("node_modules");
     let installed = modules.join("@modelcontextprotocol/client").is_dir()
         && modules.join("@modelcontextprotocol/server").is_dir();
+    let required = std::env::var(REQUIRE_E2E).is_ok_and(|v| !v.is_empty() && v != "0");
+    assert!(
+        installed || !required,
+        "{} is absent and {REQUIRE_E2E} is set: run e2e/setup.sh",
+        modules.display()
+    );
     if !installed {
         eprintln!(
             "SKIPPED: {} is absent; run e2e/setup.sh (CI does) to run the end-to-end tests",
