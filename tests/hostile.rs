@@ -737,17 +737,28 @@ fn a_thousand_silent_connections_leave_room_for_a_new_client() {
     assert_eq!(read_answer(&mut client).status, 204);
     assert!(server.metric("mcpgate_connection_limit_reached_total") > 0);
     // The silent connections the server let go were closed, not reset,
-    // and at most 64 are still held.
-    let mut open = 0;
-    for mut stream in silent {
+    // and at most 64 are held once each worker has taken in its backlog
+    // (the other worker may still be at it: looked at again, boundedly).
+    let mut open: Vec<TcpStream> = silent;
+    for stream in &open {
         stream.set_nonblocking(true).unwrap();
-        match stream.read(&mut [0u8; 1]) {
-            Ok(0) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => open += 1,
-            other => panic!("a silent connection got {other:?}"),
-        }
     }
-    assert!(open <= 64, "{open} silent connections still open");
+    for _ in 0..50 {
+        open.retain_mut(|stream| match stream.read(&mut [0u8; 1]) {
+            Ok(0) => false,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => true,
+            other => panic!("a silent connection got {other:?}"),
+        });
+        if open.len() <= 64 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        open.len() <= 64,
+        "{} silent connections still open",
+        open.len()
+    );
 }
 
 #[test]

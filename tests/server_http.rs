@@ -568,7 +568,7 @@ fn an_idle_connection_is_closed_after_the_idle_timeout() {
 /// connection waits in the backlog, unanswered but not refused, and is
 /// served once an open connection closes.
 #[test]
-fn a_worker_at_max_connections_takes_the_next_one_once_a_connection_closes() {
+fn a_worker_at_max_connections_closes_its_connection_idle_longest_for_the_next_one() {
     let s = Server::start(|c| {
         c.workers = 1;
         c.max_connections = 2;
@@ -580,6 +580,40 @@ fn a_worker_at_max_connections_takes_the_next_one_once_a_connection_closes() {
         c.send(&post("/mcp", b"{}"));
         assert_eq!(c.answer().expect("an answer").status, 200);
     }
+    // Both wait for their next request; `first` has waited longest.
+    let mut third = s.connect();
+    third.send(&post("/mcp", b"{}"));
+    let answer = third.answer().expect("the third connection is served");
+    assert_eq!(
+        (answer.status, answer.body.as_slice()),
+        (200, &b"{\"len\":2}"[..])
+    );
+    let mut byte = [0u8; 1];
+    assert_eq!(
+        first.stream.read(&mut byte).expect("closed, not timed out"),
+        0,
+        "the connection idle longest is closed without an answer"
+    );
+    second.send(&post("/mcp", b"{}"));
+    assert_eq!(second.answer().expect("an answer").status, 200);
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 4);
+    let most_open = s.service.most_open.load(Ordering::SeqCst);
+    assert!(most_open <= 2, "{most_open} open at once");
+}
+
+#[test]
+fn a_worker_with_every_connection_busy_takes_the_next_one_once_one_closes() {
+    let s = Server::start(|c| {
+        c.workers = 1;
+        c.max_connections = 2;
+    })
+    .unwrap();
+    // Each in the middle of a head: busy, not idle.
+    let mut first = s.connect();
+    let mut second = s.connect();
+    for c in [&mut first, &mut second] {
+        c.send(b"POST /mcp HTTP/1.1\r\nHost: t\r\n");
+    }
     let mut third = s.connect();
     third.send(&post("/mcp", b"{}"));
     third
@@ -587,9 +621,9 @@ fn a_worker_at_max_connections_takes_the_next_one_once_a_connection_closes() {
         .set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
     assert!(third.answer().is_none(), "a third connection was served");
-    assert_eq!(s.service.requests.load(Ordering::SeqCst), 2);
-    // The open ones are still served meanwhile.
-    second.send(&post("/mcp", b"{}"));
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 0);
+    // The busy ones finish their requests meanwhile.
+    second.send(b"Content-Length: 2\r\n\r\n{}");
     assert_eq!(second.answer().expect("an answer").status, 200);
     drop(first);
     third
@@ -597,20 +631,21 @@ fn a_worker_at_max_connections_takes_the_next_one_once_a_connection_closes() {
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
     let answer = third.answer().expect("served once a connection closed");
-    assert_eq!(
-        (answer.status, answer.body.as_slice()),
-        (200, &b"{\"len\":2}"[..])
-    );
-    assert_eq!(s.service.requests.load(Ordering::SeqCst), 4);
+    assert_eq!(answer.status, 200);
+    assert_eq!(s.service.requests.load(Ordering::SeqCst), 2);
 }
 
 /// Many more clients than `max_connections`, each opening connections
-/// one after another: every request is answered once, none is refused, and
-/// never more than the limit are open at once.
+/// one after another: never more than the limit are open at once, and
+/// every request is answered once. A connection the server closed before
+/// answering (it was the one idle longest when another client came) is
+/// opened again, as a client does with a closed keep-alive connection; its
+/// request had not been read, so it is not run twice.
 #[test]
 fn clients_beyond_max_connections_are_all_answered_in_turn() {
     const CLIENTS: usize = 24;
     const REQUESTS: usize = 5;
+    const TRIES: usize = 50;
     let s = Server::start(|c| {
         c.workers = 2;
         c.max_connections = 4;
@@ -623,18 +658,22 @@ fn clients_beyond_max_connections_are_all_answered_in_turn() {
                 scope.spawn(move || {
                     let mut ok = 0;
                     for _ in 0..REQUESTS {
-                        let mut stream = TcpStream::connect(addr).unwrap();
-                        stream
-                            .set_read_timeout(Some(Duration::from_secs(10)))
-                            .unwrap();
-                        stream
-                            .write_all(b"POST /mcp HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")
-                            .unwrap();
-                        let mut answer = Vec::new();
-                        if stream.read_to_end(&mut answer).is_ok()
-                            && answer.starts_with(b"HTTP/1.1 200 ")
-                        {
+                        for _ in 0..TRIES {
+                            let mut stream = TcpStream::connect(addr).unwrap();
+                            stream
+                                .set_read_timeout(Some(Duration::from_secs(10)))
+                                .unwrap();
+                            stream
+                                .write_all(b"POST /mcp HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")
+                                .unwrap();
+                            let mut answer = Vec::new();
+                            let _ = stream.read_to_end(&mut answer);
+                            if answer.is_empty() {
+                                continue;
+                            }
+                            assert!(answer.starts_with(b"HTTP/1.1 200 "));
                             ok += 1;
+                            break;
                         }
                     }
                     ok

@@ -192,6 +192,13 @@ impl<S: Service> Worker<S> {
         })
     }
 
+    /// The mark of a connection that goes idle now (never 0).
+    fn next_idle_order(&self) -> u64 {
+        let order = self.idle_order.get() + 1;
+        self.idle_order.set(order);
+        order
+    }
+
     /// At `max_open`: ends the wait of the connection idle longest (its
     /// read side is shut, so a request that has just arrived is still
     /// served, and it closes after), so that a new client is served while
@@ -246,7 +253,10 @@ struct OpenGuard<S: Service> {
 
 impl<S: Service> OpenGuard<S> {
     fn new(worker: Rc<Worker<S>>, fd: RawFd) -> OpenGuard<S> {
+        // Idle from the start: a connection accepted in a burst may wait
+        // for its task's first poll, and it has sent nothing yet either.
         let idle = Rc::new(IdleMark::default());
+        idle.0.set(worker.next_idle_order());
         worker.conns.borrow_mut().insert(fd, idle.clone());
         worker.service.on_connection(true);
         OpenGuard { worker, fd, idle }
@@ -865,9 +875,7 @@ impl<S: Service> Conn<'_, S> {
         } else {
             limits.idle_timeout
         };
-        let order = self.worker.idle_order.get() + 1;
-        self.worker.idle_order.set(order);
-        self.idle.0.set(order);
+        self.idle.0.set(self.worker.next_idle_order());
         let read = within(wait, self.stream.read(buf)).await;
         self.idle.0.set(0);
         self.fresh = false;
