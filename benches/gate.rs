@@ -9,6 +9,10 @@
 //! `gate/tools-call/<tool>/<op>` adds the value gate: the tool's closed
 //! input root from the project's test catalog, beside the baseline that
 //! validates the message and then its arguments with the same two roots.
+//! `value/wrong_items_4mib/check` is a `get_account` call at the body limit
+//! whose `fields` hold integers where strings belong, refused by the value
+//! gate; `value/valid_items_4mib/check`, the same size of strings, allowed,
+//! is its same-run baseline.
 
 #[path = "../tests/support/bodies.rs"]
 mod bodies;
@@ -156,5 +160,53 @@ fn tools_call_values(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, valid_calls, invalid, tools_call_values);
+/// A `get_account` call of about `size` bytes whose `fields` repeat `item`.
+fn fields_call(size: usize, item: &str) -> (Vec<(String, String)>, Vec<u8>) {
+    let (mut headers, skeleton) = tool_call("get_account", json!({"accountId": 1, "fields": []}));
+    headers.push(("Mcp-Param-Account-Id".to_owned(), "1".to_owned()));
+    let skeleton = String::from_utf8(skeleton).unwrap();
+    let (head, tail) = skeleton.split_once("[]").unwrap();
+    let count = (size - skeleton.len()) / (item.len() + 1);
+    let items = vec![item; count].join(",");
+    (headers, format!("{head}[{items}]{tail}").into_bytes())
+}
+
+fn value_items(c: &mut Criterion) {
+    let case = SearchOrders::new();
+    let mut scratch = Scratch::default();
+    let limit = GateConfig::default().body_limit;
+    for (name, item, allowed) in [
+        ("wrong_items_4mib", "1", false),
+        ("valid_items_4mib", "\"a\"", true),
+    ] {
+        // The same size on both sides (2M wrong items, 1M valid ones).
+        let (headers, body) = fields_call(limit - 64, item);
+        assert!(body.len() <= limit);
+        let verdict = case
+            .gate
+            .check_with(&mut scratch, headers.as_slice(), &body);
+        assert_eq!(matches!(verdict, Verdict::Allow(_)), allowed, "{name}");
+        let mut group = c.benchmark_group(format!("value/{name}"));
+        group.sample_size(10);
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        group.bench_function("check", |b| {
+            b.iter(|| {
+                matches!(
+                    case.gate
+                        .check_with(&mut scratch, headers.as_slice(), black_box(&body)),
+                    Verdict::Allow(_)
+                )
+            })
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(
+    benches,
+    valid_calls,
+    invalid,
+    tools_call_values,
+    value_items
+);
 criterion_main!(benches);

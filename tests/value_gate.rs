@@ -12,8 +12,10 @@ mod support;
 use std::collections::BTreeSet;
 
 use mcpgate::catalog::{Catalog, CatalogOptions, CatalogSource};
-use mcpgate::distill::ECHO_BOUND;
+use mcpgate::distill::{Distilled, ECHO_BOUND, MAX_LOCATIONS};
+use mcpgate::gate::value::{self, ExplainCost, Gate as ValueGate};
 use mcpgate::gate::{Gate, GateConfig, UnknownTools, Verdict};
+use mcpgate::parse::{ParseLimits, Parser};
 use mcpgate::reject::Reason;
 use mcpgate::reject::codes::{TOOL_ERROR_CODES, TOOL_ERROR_FALLBACK};
 use serde_json::{Value, json};
@@ -679,4 +681,88 @@ fn a_catalog_swapped_in_serves_the_next_call() {
     );
     let (reason, _, _) = refused(call(&gate, "search_orders", valid_order_search()));
     assert_eq!(reason, Reason::UnknownTool);
+}
+
+/// The text of `get_account` arguments whose `fields` hold `count` copies
+/// of `item`.
+fn fields_arguments(count: usize, item: &str) -> String {
+    format!(
+        r#"{{"accountId":1,"fields":[{}]}}"#,
+        vec![item; count].join(",")
+    )
+}
+
+/// A 2026-07-28 `tools/call` of `tool` with `arguments` spliced in as text,
+/// and its headers.
+fn raw_call(tool: &str, arguments: &str) -> (Vec<(String, String)>, Vec<u8>) {
+    let message = tools_call(json!("c-1"), tool, json!({}));
+    let headers = modern_headers(&message);
+    let text = serde_json::to_string(&message).unwrap();
+    let (head, tail) = text.split_once(r#""arguments":{}"#).unwrap();
+    let body = format!(r#"{head}"arguments":{arguments}{tail}"#);
+    (headers, body.into_bytes())
+}
+
+/// The value gate's explanation of `arguments` against `tool` of the test
+/// catalog, with what it cost.
+fn explained(tool: &str, arguments: &str) -> ((Distilled, ValueGate), ExplainCost) {
+    let catalog = test_catalog();
+    let tool = catalog.get(tool).unwrap();
+    let mut parser = Parser::new();
+    let parsed = parser
+        .parse(arguments.as_bytes(), ParseLimits::default())
+        .unwrap();
+    value::explain_counted(tool, Some(parsed.root()))
+}
+
+#[test]
+fn a_body_at_the_limit_full_of_wrong_items_is_explained_in_one_walk_rendering_ten_locations() {
+    // `1,` is the densest wrong item: about two million of them.
+    let count = (GateConfig::default().body_limit - 512) / 2;
+    let arguments = fields_arguments(count, "1");
+    let ((distilled, stage), cost) = explained("get_account", &arguments);
+    assert_eq!(stage, ValueGate::Values);
+    assert_eq!(distilled.total, count);
+    assert_eq!(distilled.locations.len(), MAX_LOCATIONS);
+    // One walk, one problem per item (linear), texts for the ten reported
+    // locations only (constant).
+    assert_eq!(
+        cost,
+        ExplainCost {
+            walks: 1,
+            problems: count,
+            rendered: MAX_LOCATIONS
+        }
+    );
+
+    let gate = gate();
+    let (mut headers, body) = raw_call("get_account", &arguments);
+    headers.push(("Mcp-Param-Account-Id".into(), "1".into()));
+    assert!(body.len() <= GateConfig::default().body_limit);
+    let (reason, status, answer) = refused(gate.check(headers.as_slice(), &body));
+    assert_eq!((reason, status), (Reason::InvalidArguments, 200));
+    check_tool_answer(&answer, MODERN);
+    let envelope = &answer["result"]["structuredContent"];
+    assert_eq!(envelope["total"], count);
+    assert_eq!(envelope["details"].as_array().unwrap().len(), MAX_LOCATIONS);
+    assert_eq!(paths(envelope)[..2], ["fields[0]", "fields[1]"]);
+    assert_eq!(answer["result"]["isError"], true);
+}
+
+#[test]
+fn items_with_unknown_keys_at_the_limit_are_counted_in_one_walk() {
+    let item = r#"{"sku":"A-1","quantity":2,"colour":"red"}"#;
+    let count = (GateConfig::default().body_limit - 512) / (item.len() + 1);
+    let arguments = format!(
+        r#"{{"orderId":"123-1234567-1234567","shipTo":{{"name":"Ada","line1":"1 Main St","city":"Berlin","country":"DE"}},"lines":[{}]}}"#,
+        vec![item; count].join(",")
+    );
+    let ((distilled, stage), cost) = explained("create_shipment", &arguments);
+    assert_eq!(stage, ValueGate::UnknownKeys);
+    assert_eq!(distilled.total, count);
+    assert_eq!(distilled.locations.len(), MAX_LOCATIONS);
+    assert_eq!(distilled.locations[0].pointer, "/lines/0/colour");
+    assert_eq!(cost.walks, 1);
+    assert_eq!(cost.problems, count);
+    assert_eq!(cost.rendered, MAX_LOCATIONS);
 }

@@ -3,12 +3,9 @@
 //! while walking, without allocating for a location that does not enter
 //! them), and renders texts only for those.
 
-use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
-
+use super::distinct::Distinct;
 use super::path::{
-    OwnedTok, PathToken, Tok, TokView, compare_paths, cut_at_echo_bound, hash_path, render_pointer,
-    same_path,
+    OwnedTok, PathToken, Tok, TokView, compare_paths, cut_at_echo_bound, render_pointer,
 };
 use super::texts::{self, Msg};
 use super::{Keyword, MAX_LOCATIONS, MAX_PROBLEMS};
@@ -21,25 +18,33 @@ const KEPT_PER_LOCATION: usize = 256;
 /// A predicate over (location, keyword) that sets [`Distilled::flagged`].
 pub type FlagPredicate = fn(&[PathToken<'_>], Keyword) -> bool;
 
-/// Which problems a collector keeps (the value gate's stages); the others
-/// are only noted in [`Collector::seen`].
-pub type KeywordFilter = fn(Keyword) -> bool;
+/// Sorts problems by keyword into classes, each distilled on its own (the
+/// value gate's gates, from one walk); a class past the collector's count
+/// is dropped (only noted in [`Collector::seen`]).
+pub type KeywordClasses = fn(Keyword) -> usize;
 
 /// Collects the problems an explainer finds, within fixed bounds; reusable.
 pub struct Collector {
     flag: Option<FlagPredicate>,
     flagged: bool,
-    filter: Option<KeywordFilter>,
+    classes: Option<KeywordClasses>,
     seen: u64,
     emitted: usize,
-    locations: HashSet<u64, BuildHasherDefault<super::path::IdentityHasher>>,
+    parts: Vec<Part>,
+    rendered: usize,
+    walks: usize,
+}
+
+/// What is kept of one class of problems.
+#[derive(Default)]
+struct Part {
+    locations: Distinct,
     problem_count: usize,
     top: Vec<Entry>,
 }
 
 struct Entry {
     tokens: Vec<OwnedTok>,
-    hash: u64,
     received_type: &'static str,
     problems: Vec<Problem>,
     /// Distinct problems past [`KEPT_PER_LOCATION`].
@@ -130,12 +135,12 @@ impl Collector {
         Collector {
             flag: None,
             flagged: false,
-            filter: None,
+            classes: None,
             seen: 0,
             emitted: 0,
-            locations: HashSet::default(),
-            problem_count: 0,
-            top: Vec::new(),
+            parts: vec![Part::default()],
+            rendered: 0,
+            walks: 0,
         }
     }
 
@@ -148,35 +153,84 @@ impl Collector {
         }
     }
 
-    /// Keeps only the problems `filter` admits (all of them: `None`).
-    pub fn set_filter(&mut self, filter: Option<KeywordFilter>) {
-        self.filter = filter;
+    /// A collector that distills each of `count` classes of problems apart
+    /// (see [`Collector::finish_classes`]).
+    pub fn with_classes(classes: KeywordClasses, count: usize) -> Self {
+        let mut parts = Vec::with_capacity(count);
+        parts.resize_with(count, Part::default);
+        Collector {
+            classes: Some(classes),
+            parts,
+            ..Self::new()
+        }
     }
 
-    /// Problems reported so far, kept or filtered out.
+    /// Problems reported so far, kept or dropped.
     pub fn emitted(&self) -> usize {
         self.emitted
     }
 
-    /// Whether a problem of `keyword` was met, kept or filtered out.
+    /// Whether a problem of `keyword` was met, kept or dropped.
     pub fn seen(&self, keyword: Keyword) -> bool {
         self.seen & (1 << keyword as u32) != 0
     }
 
-    /// Forgets everything collected (keeps the flag predicate, the filter
+    /// Forgets everything collected (keeps the flag predicate, the classes
     /// and capacity).
     pub fn clear(&mut self) {
         self.flagged = false;
         self.seen = 0;
         self.emitted = 0;
-        self.locations.clear();
-        self.problem_count = 0;
-        self.top.clear();
+        for part in &mut self.parts {
+            part.locations.clear();
+            part.problem_count = 0;
+            part.top.clear();
+        }
+        self.rendered = 0;
+        self.walks = 0;
     }
 
-    /// Problems emitted so far (see [`Distilled::problem_count`]).
+    /// Notes a walk feeding this collector (see [`Collector::walks`]).
+    pub(crate) fn start_walk(&mut self) {
+        self.walks += 1;
+    }
+
+    /// Walks that fed this collector since it was last cleared: one, or
+    /// two where a location may have been reached twice (see
+    /// [`Collector::needs_exact_count`]).
+    pub fn walks(&self) -> usize {
+        self.walks
+    }
+
+    /// Whether the walk may have reached a location twice (two branches or
+    /// two passes over the same value), so that counting its locations
+    /// takes the walk again with [`Collector::restart_exact`].
+    pub(crate) fn needs_exact_count(&self) -> bool {
+        self.parts.iter().any(|part| part.locations.inexact())
+    }
+
+    /// Forgets what was collected, to be fed the same walk again counting
+    /// locations exactly (with their identities, memory linear in them).
+    pub(crate) fn restart_exact(&mut self) {
+        let walks = self.walks;
+        self.clear();
+        self.walks = walks;
+        for part in &mut self.parts {
+            part.locations.keep_identities();
+        }
+    }
+
+    /// Problems emitted so far, all classes together (see
+    /// [`Distilled::problem_count`]).
     pub fn problem_count(&self) -> usize {
-        self.problem_count
+        self.parts.iter().map(|part| part.problem_count).sum()
+    }
+
+    /// Problems whose text was rendered so far: only those at a location
+    /// that was among the first [`MAX_LOCATIONS`] of its class when it was
+    /// found.
+    pub fn rendered(&self) -> usize {
+        self.rendered
     }
 
     /// Records one problem at `path`.
@@ -190,10 +244,11 @@ impl Collector {
     ) {
         self.seen |= 1 << keyword as u32;
         self.emitted += 1;
-        if self.filter.is_some_and(|keep| !keep(keyword)) {
+        let class = self.classes.map_or(0, |classify| classify(keyword));
+        let Some(part) = self.parts.get_mut(class) else {
             return;
-        }
-        self.problem_count += 1;
+        };
+        part.problem_count += 1;
         if !self.flagged
             && let Some(predicate) = self.flag
         {
@@ -203,46 +258,65 @@ impl Collector {
                 self.flagged = true;
             }
         }
-        let hash = hash_path(path);
-        self.locations.insert(hash);
+        part.locations.report(path);
 
-        if let Some(entry) = self
+        // Past the last of a full list: the common case of a body full of
+        // wrong items, decided with one comparison.
+        if part.top.len() >= MAX_LOCATIONS
+            && compare_paths(path, &part.top[part.top.len() - 1].tokens).is_gt()
+        {
+            return;
+        }
+        let position = part
             .top
-            .iter_mut()
-            .find(|entry| entry.hash == hash && same_path(&entry.tokens, path))
+            .partition_point(|entry| compare_paths(&entry.tokens, path).is_lt());
+        self.rendered += 1;
+        if let Some(entry) = part.top.get_mut(position)
+            && compare_paths(&entry.tokens, path).is_eq()
         {
             if !entry.add(keyword, via, &msg) {
-                self.problem_count -= 1;
+                part.problem_count -= 1;
             }
             return;
         }
-        if self.top.len() >= MAX_LOCATIONS {
-            let worst = &self.top[self.top.len() - 1];
-            if compare_paths(path, &worst.tokens).is_ge() {
-                return;
-            }
-            self.top.pop();
+        if part.top.len() >= MAX_LOCATIONS {
+            part.top.pop();
         }
-        let position = self
-            .top
-            .partition_point(|entry| compare_paths(&entry.tokens, path).is_lt());
         let mut entry = Entry {
             tokens: path
                 .iter()
                 .map(|token| OwnedTok::from_view(token.view()))
                 .collect(),
-            hash,
             received_type,
             problems: Vec::new(),
             overflow: 0,
         };
         entry.add(keyword, via, &msg);
-        self.top.insert(position, entry);
+        part.top.insert(position, entry);
     }
 
-    /// The distilled answer; the collector is cleared for reuse.
+    /// The distilled answer (of the first class); the collector is cleared
+    /// for reuse.
     pub fn finish(&mut self) -> Distilled {
-        let locations = self
+        let distilled = self.distill(0);
+        self.clear();
+        distilled
+    }
+
+    /// The distilled answer of each class, in class order; the collector is
+    /// cleared for reuse.
+    pub fn finish_classes(&mut self) -> Vec<Distilled> {
+        let all = (0..self.parts.len())
+            .map(|class| self.distill(class))
+            .collect();
+        self.clear();
+        all
+    }
+
+    fn distill(&mut self, class: usize) -> Distilled {
+        let flagged = self.flagged;
+        let part = &mut self.parts[class];
+        let locations = part
             .top
             .drain(..)
             .map(|mut entry| {
@@ -266,14 +340,12 @@ impl Collector {
                 }
             })
             .collect();
-        let distilled = Distilled {
+        Distilled {
             locations,
-            total: self.locations.len(),
-            problem_count: self.problem_count,
-            flagged: self.flagged,
-        };
-        self.clear();
-        distilled
+            total: part.locations.count(),
+            problem_count: part.problem_count,
+            flagged,
+        }
     }
 }
 

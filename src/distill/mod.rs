@@ -7,7 +7,7 @@
 //! body (times a constant that depends on the schema) and bounded memory: the
 //! ten reported locations are chosen while walking, without rendering or
 //! allocating anything for a location that does not enter them, and distinct
-//! locations are counted as 64-bit hashes.
+//! locations are counted from the walk's order (see `distinct.rs`).
 //!
 //! The texts are ours (see `texts.rs`), one per keyword, and never quote
 //! what was sent; leaf checks whose semantics are subtle (`pattern`,
@@ -18,6 +18,7 @@
 
 mod build;
 mod collect;
+mod distinct;
 mod keywords;
 mod path;
 mod texts;
@@ -30,7 +31,7 @@ use serde_json::Value;
 
 pub use build::local_pointer;
 pub use collect::{
-    Collector, Distilled, FlagPredicate, KeywordFilter, LocationReport, Problem, summary_line,
+    Collector, Distilled, FlagPredicate, KeywordClasses, LocationReport, Problem, summary_line,
 };
 pub use path::{OwnedTok, PathToken, cut_at_echo_bound};
 
@@ -200,8 +201,16 @@ impl<F: Json> Explainer<F> {
     /// Walks `instance` (known invalid), feeding every problem into
     /// `collector`. Never panics; the walk depth and its work are capped.
     pub fn explain<'a>(&self, instance: F::Node<'a>, collector: &mut Collector) {
-        let mut walker = Walker::<F>::new(&self.nodes, collector);
-        walker.walk(0, &instance, OnFalse::PLAIN);
+        collector.start_walk();
+        Walker::<F>::new(&self.nodes, collector).walk(0, &instance, OnFalse::PLAIN);
+        if collector.needs_exact_count() {
+            // The first walk counts locations in constant memory, exactly
+            // unless it reached one twice; then the count needs the
+            // locations' identities, kept only on this second walk.
+            collector.restart_exact();
+            collector.start_walk();
+            Walker::<F>::new(&self.nodes, collector).walk(0, &instance, OnFalse::PLAIN);
+        }
     }
 }
 
@@ -285,6 +294,35 @@ mod tests {
         let schema = json!({"$defs": {"a/b": {"type": "string"}}, "$ref": "#/$defs/a~1b"});
         let d = explain(schema, json!(1));
         assert_eq!(d.total, 1);
+    }
+
+    #[test]
+    fn one_pass_over_wrong_items_is_counted_in_one_walk() {
+        let explainer = Explainer::<SerdeJson>::new(
+            &json!({"items": {"type": "string"}}),
+            ExplainOptions::default(),
+        )
+        .unwrap();
+        let mut collector = Collector::new();
+        explainer.explain(&json!([1, "a", 2, 3]), &mut collector);
+        assert_eq!(collector.walks(), 1);
+        assert_eq!(collector.finish().total, 3);
+    }
+
+    #[test]
+    fn a_location_reached_by_two_branches_is_counted_once_by_a_second_walk() {
+        let explainer = Explainer::<SerdeJson>::new(
+            &json!({"allOf": [{"items": {"type": "string"}}, {"items": {"maxLength": 1}}]}),
+            ExplainOptions::default(),
+        )
+        .unwrap();
+        let mut collector = Collector::new();
+        explainer.explain(&json!([1, "ab", 2, "abc", "a"]), &mut collector);
+        assert_eq!(collector.walks(), 2);
+        let d = collector.finish();
+        assert_eq!(d.total, 4);
+        let pointers: Vec<_> = d.locations.iter().map(|l| l.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/0", "/1", "/2", "/3"]);
     }
 
     #[test]

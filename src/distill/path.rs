@@ -1,11 +1,9 @@
 //! Instance locations: the walker's path stack, the sort order of locations
-//! (token by token, indices numerically, keys bytewise, a prefix first), their
-//! 64-bit identity for counting distinct locations, and their rendering as an
-//! RFC 6901 pointer cut at the echo bound.
+//! (token by token, indices numerically, keys bytewise, a prefix first), and
+//! their rendering as an RFC 6901 pointer cut at the echo bound.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::hash::Hasher;
 
 use super::ECHO_BOUND;
 
@@ -76,10 +74,24 @@ impl OwnedTok {
 pub(crate) fn compare_token(a: PathToken<'_>, b: PathToken<'_>) -> Ordering {
     match (a, b) {
         (PathToken::Index(a), PathToken::Index(b)) => a.cmp(&b),
-        (PathToken::Key(a), PathToken::Key(b)) => a.as_bytes().cmp(b.as_bytes()),
+        (PathToken::Key(a), PathToken::Key(b)) => compare_bytes(a.as_bytes(), b.as_bytes()),
         (PathToken::Index(_), PathToken::Key(_)) => Ordering::Less,
         (PathToken::Key(_), PathToken::Index(_)) => Ordering::Greater,
     }
+}
+
+/// Bytewise order; short keys (the usual member names) compared in place,
+/// since every report of a walk compares its path with the last kept one.
+fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    if a.len() > 16 || b.len() > 16 {
+        return a.cmp(b);
+    }
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// The sort order of locations: token by token, a prefix before its
@@ -92,77 +104,6 @@ pub(crate) fn compare_paths<A: TokView, B: TokView>(a: &[A], b: &[B]) -> Orderin
         }
     }
     a.len().cmp(&b.len())
-}
-
-/// Whether two paths name the same location.
-pub(crate) fn same_path<A: TokView, B: TokView>(a: &[A], b: &[B]) -> bool {
-    a.len() == b.len() && compare_paths(a, b) == Ordering::Equal
-}
-
-/// A 64-bit identity of a location (FNV-1a over a tagged encoding of the
-/// tokens), used to count distinct locations without keeping them.
-pub(crate) fn hash_path<A: TokView>(path: &[A]) -> u64 {
-    let mut hasher = Fnv::default();
-    for token in path {
-        match token.view() {
-            PathToken::Key(key) => {
-                hasher.write_u8(1);
-                hasher.write_usize(key.len());
-                hasher.write(key.as_bytes());
-            }
-            PathToken::Index(index) => {
-                hasher.write_u8(2);
-                hasher.write_usize(index);
-            }
-        }
-    }
-    hasher.finish()
-}
-
-/// FNV-1a with a final avalanche; deterministic across runs.
-pub(crate) struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        // splitmix64 finaliser, so that the low bits spread in hash tables.
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-}
-
-/// A hasher for sets keyed by already-hashed `u64`s.
-#[derive(Default)]
-pub(crate) struct IdentityHasher(u64);
-
-impl Hasher for IdentityHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = (self.0 << 8) | u64::from(*byte);
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = value;
-    }
 }
 
 /// Renders a location as an RFC 6901 pointer (`~` as `~0`, `/` as `~1`),
@@ -284,15 +225,5 @@ mod tests {
         let cut = cut_at_echo_bound(&long);
         assert_eq!(cut.len(), ECHO_BOUND + '…'.len_utf8());
         assert!(cut.ends_with('…'));
-    }
-
-    #[test]
-    fn equal_paths_hash_equal_and_differ_otherwise() {
-        let a = keys(&[PathToken::Key("a"), PathToken::Index(1)]);
-        let b = vec![Tok::Key(Cow::Borrowed("a")), Tok::Index(1)];
-        assert_eq!(hash_path(&a), hash_path(&b));
-        assert!(same_path(&a, &b));
-        let c = keys(&[PathToken::Key("a1")]);
-        assert_ne!(hash_path(&a), hash_path(&c));
     }
 }

@@ -175,6 +175,20 @@ impl<'p> TapeNode<'p> {
         }
     }
 
+    /// Element `index` of an array; `None` past its end or for anything
+    /// else. Direct where every element is a scalar (one node each), else
+    /// a skip over the elements before it.
+    pub fn element(&self, index: usize) -> Option<TapeNode<'p>> {
+        if let Some(items) = self.scalar_elements() {
+            let (element, _) = Subtree::split(items.get(index..)?)?;
+            return Some(TapeNode {
+                nodes: element,
+                source: self.source,
+            });
+        }
+        self.elements().nth(index)
+    }
+
     /// An array's elements as tape nodes, when none is an array or an
     /// object (each element is then exactly one node).
     pub(super) fn scalar_elements(&self) -> Option<&'p [Node<'p>]> {

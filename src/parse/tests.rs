@@ -395,3 +395,25 @@ fn negative_zero_is_the_integer_zero() {
     assert!(root.equals_value(&json!(0)));
     assert!(root.equals_value(&json!(-0.0)));
 }
+
+#[test]
+fn an_element_by_index_is_the_one_the_elements_reach() {
+    let mut parser = Parser::new();
+    for body in [
+        &br#"[1,"a",null,2.5]"#[..],
+        br#"[1,{"a":[2,3]},[4],"b"]"#,
+        b"[]",
+        b"{}",
+    ] {
+        let document = parser.parse(body, ParseLimits::default()).unwrap();
+        let root = document.root();
+        for index in 0..5 {
+            assert_eq!(
+                root.element(index).map(|e| e.to_value()),
+                root.elements().nth(index).map(|e| e.to_value()),
+                "{index} of {}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+}

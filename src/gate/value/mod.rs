@@ -39,57 +39,71 @@ impl Gate {
     }
 }
 
-fn required_gate(keyword: Keyword) -> bool {
-    Gate::of(keyword) == Gate::Required
+/// The collector class of a problem: its gate's place in the order.
+fn gate_class(keyword: Keyword) -> usize {
+    Gate::of(keyword) as usize
 }
 
-fn unknown_keys_gate(keyword: Keyword) -> bool {
-    Gate::of(keyword) == Gate::UnknownKeys
-}
-
-fn values_gate(keyword: Keyword) -> bool {
-    Gate::of(keyword) == Gate::Values
-}
+const GATES: [Gate; 3] = [Gate::Required, Gate::UnknownKeys, Gate::Values];
 
 /// Explains why `arguments` (absent: `{}`) fail the tool's root, keeping
-/// the problems of the first gate that has any. At most two walks.
+/// the problems of the first gate that has any. One walk sorts every
+/// problem into its gate.
 pub fn explain(tool: &Tool, arguments: Option<TapeNode<'_>>) -> (Distilled, Gate) {
+    explain_counted(tool, arguments).0
+}
+
+/// [`explain`], with what its walk cost (for tests that hold the cost).
+pub fn explain_counted(
+    tool: &Tool,
+    arguments: Option<TapeNode<'_>>,
+) -> ((Distilled, Gate), ExplainCost) {
     match arguments {
         Some(arguments) => explain_gates(tool, arguments),
         None => {
             let mut parser = Parser::default();
             match parser.parse(b"{}", ParseLimits { max_depth: 1 }) {
                 Ok(empty) => explain_gates(tool, empty.root()),
-                Err(_) => (Distilled::unexplained(false), Gate::Values),
+                Err(_) => (
+                    (Distilled::unexplained(false), Gate::Values),
+                    ExplainCost::default(),
+                ),
             }
         }
     }
 }
 
-fn explain_gates(tool: &Tool, instance: TapeNode<'_>) -> (Distilled, Gate) {
-    let mut collector = Collector::new();
-    collector.set_filter(Some(required_gate));
+/// What explaining one refusal cost, in countable units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExplainCost {
+    /// Walks over the arguments.
+    pub walks: usize,
+    /// Problems the (last) walk reported, of every gate.
+    pub problems: usize,
+    /// Problems whose text was rendered (the rest were only counted).
+    pub rendered: usize,
+}
+
+fn explain_gates(tool: &Tool, instance: TapeNode<'_>) -> ((Distilled, Gate), ExplainCost) {
+    let mut collector = Collector::with_classes(gate_class, GATES.len());
     tool.explainer.explain(instance, &mut collector);
-    let unknown_seen = collector.seen(Keyword::AdditionalProperties)
-        || collector.seen(Keyword::UnevaluatedProperties);
-    let mut distilled = collector.finish();
-    if distilled.total > 0 {
-        // Each missing property is reported at its own location.
-        distilled.total = distilled.total.max(distilled.problem_count);
-        return (distilled, Gate::Required);
-    }
-    let (filter, gate): (fn(Keyword) -> bool, Gate) = if unknown_seen {
-        (unknown_keys_gate, Gate::UnknownKeys)
-    } else {
-        (values_gate, Gate::Values)
+    let cost = ExplainCost {
+        walks: collector.walks(),
+        problems: collector.emitted(),
+        rendered: collector.rendered(),
     };
-    collector.set_filter(Some(filter));
-    tool.explainer.explain(instance, &mut collector);
-    let distilled = collector.finish();
-    if distilled.total == 0 {
-        return (Distilled::unexplained(false), Gate::Values);
+    let gates = collector.finish_classes();
+    for (mut distilled, gate) in gates.into_iter().zip(GATES) {
+        if distilled.total == 0 {
+            continue;
+        }
+        if gate == Gate::Required {
+            // Each missing property is reported at its own location.
+            distilled.total = distilled.total.max(distilled.problem_count);
+        }
+        return ((distilled, gate), cost);
     }
-    (distilled, gate)
+    ((Distilled::unexplained(false), Gate::Values), cost)
 }
 
 /// The envelope for a refused call.
@@ -253,7 +267,7 @@ fn value_at<'a>(arguments: TapeNode<'a>, tokens: &[OwnedTok]) -> Option<TapeNode
         .iter()
         .try_fold(arguments, |node, token| match token {
             OwnedTok::Key(key) if node.kind() == NodeKind::Object => node.get(key),
-            OwnedTok::Index(index) if node.kind() == NodeKind::Array => node.elements().nth(*index),
+            OwnedTok::Index(index) if node.kind() == NodeKind::Array => node.element(*index),
             _ => None,
         })
 }
