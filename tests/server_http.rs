@@ -608,11 +608,17 @@ fn a_worker_with_every_connection_busy_takes_the_next_one_once_one_closes() {
         c.max_connections = 2;
     })
     .unwrap();
-    // Each in the middle of a head: busy, not idle.
+    // Each waiting for its body, which the `100 Continue` proves: busy,
+    // not idle.
     let mut first = s.connect();
     let mut second = s.connect();
     for c in [&mut first, &mut second] {
-        c.send(b"POST /mcp HTTP/1.1\r\nHost: t\r\n");
+        c.send(
+            b"POST /mcp HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
+        );
+        assert!(c.fill_until(|b| b.ends_with(b"\r\n\r\n")));
+        assert!(c.buf.starts_with(b"HTTP/1.1 100 Continue\r\n"));
+        c.buf.clear();
     }
     let mut third = s.connect();
     third.send(&post("/mcp", b"{}"));
@@ -623,7 +629,7 @@ fn a_worker_with_every_connection_busy_takes_the_next_one_once_one_closes() {
     assert!(third.answer().is_none(), "a third connection was served");
     assert_eq!(s.service.requests.load(Ordering::SeqCst), 0);
     // The busy ones finish their requests meanwhile.
-    second.send(b"Content-Length: 2\r\n\r\n{}");
+    second.send(b"{}");
     assert_eq!(second.answer().expect("an answer").status, 200);
     drop(first);
     third
