@@ -5,6 +5,8 @@
 //! and, for an embedder's header map, by `check_map` (feature `http`).
 #![cfg_attr(not(any(feature = "server", feature = "http")), allow(dead_code))]
 
+use crate::reject::Reason;
+
 /// A field that must appear at most once.
 struct Singleton {
     /// The canonical name; compared ASCII case-insensitively.
@@ -37,6 +39,8 @@ const SINGLETONS: [Singleton; 8] = [
 
 /// Every `Mcp-Param-{Name}` header is a singleton of its own name.
 pub(crate) const PARAM_PREFIX: &str = "Mcp-Param-";
+/// How a repeated mirrored argument is named in the answer.
+const PARAM_CANONICAL: &str = "Mcp-Param-*";
 
 /// Fields a `Connection` header may not nominate (RFC 9110 §7.6.1 makes a
 /// nominated field hop-by-hop, so the forwarder would drop it after the
@@ -66,6 +70,42 @@ pub enum FieldError {
     Nominated(&'static str),
 }
 
+impl FieldError {
+    /// The rejection-table row it is answered with.
+    pub fn reason(self) -> Reason {
+        match self {
+            FieldError::Repeated(_) => Reason::RepeatedHeader,
+            FieldError::MissingHost => Reason::MissingHost,
+            FieldError::Nominated(_) => Reason::NominatedHeader,
+        }
+    }
+}
+
+/// What a field's name makes it, for both checkers.
+enum Kind {
+    Connection,
+    /// A mirrored argument: a singleton of its own name.
+    Param,
+    /// `SINGLETONS[index]`.
+    Singleton(usize),
+    Other,
+}
+
+fn kind(name: &[u8]) -> Kind {
+    if name.eq_ignore_ascii_case(b"connection") {
+        Kind::Connection
+    } else if starts_with_ignore_case(name, PARAM_PREFIX) {
+        Kind::Param
+    } else {
+        SINGLETONS
+            .iter()
+            .position(|s| {
+                s.name.len() == name.len() && s.name.as_bytes().eq_ignore_ascii_case(name)
+            })
+            .map_or(Kind::Other, Kind::Singleton)
+    }
+}
+
 fn starts_with_ignore_case(name: &[u8], prefix: &str) -> bool {
     name.get(..prefix.len())
         .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
@@ -84,31 +124,27 @@ pub(crate) fn check_fields(
     let mut params = 0usize;
     for (i, h) in headers.iter().enumerate() {
         let name = h.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"connection") {
-            check_nominated(h.value)?;
-            continue;
-        }
-        if starts_with_ignore_case(name, PARAM_PREFIX) {
-            params += 1;
-            if params > 1
-                && headers[..i]
-                    .iter()
-                    .any(|e| e.name.as_bytes().eq_ignore_ascii_case(name))
-            {
-                return Err(FieldError::Repeated("Mcp-Param-*"));
+        match kind(name) {
+            Kind::Connection => check_nominated(h.value)?,
+            Kind::Param => {
+                params += 1;
+                if params > 1
+                    && headers[..i]
+                        .iter()
+                        .any(|e| e.name.as_bytes().eq_ignore_ascii_case(name))
+                {
+                    return Err(FieldError::Repeated(PARAM_CANONICAL));
+                }
             }
-            continue;
+            Kind::Singleton(at) => {
+                let field = &SINGLETONS[at];
+                if seen & (1 << at) != 0 || (field.no_comma && h.value.contains(&b',')) {
+                    return Err(FieldError::Repeated(field.name));
+                }
+                seen |= 1 << at;
+            }
+            Kind::Other => {}
         }
-        let Some(at) = SINGLETONS.iter().position(|s| {
-            s.name.len() == name.len() && s.name.as_bytes().eq_ignore_ascii_case(name)
-        }) else {
-            continue;
-        };
-        let field = &SINGLETONS[at];
-        if seen & (1 << at) != 0 || (field.no_comma && h.value.contains(&b',')) {
-            return Err(FieldError::Repeated(field.name));
-        }
-        seen |= 1 << at;
     }
     if !http10 && seen & 1 == 0 {
         return Err(FieldError::MissingHost);
@@ -125,21 +161,15 @@ pub(crate) fn check_fields(
 pub(crate) fn check_map(map: &::http::HeaderMap) -> Result<(), FieldError> {
     // `keys` yields each name once (lowercase); `get_all` its every copy.
     for name in map.keys() {
-        let bytes = name.as_str().as_bytes();
         let mut values = map.get_all(name).iter();
-        if bytes == b"connection" {
-            values.try_for_each(|v| check_nominated(v.as_bytes()))?;
-            continue;
-        }
-        let (canonical, no_comma) = if starts_with_ignore_case(bytes, PARAM_PREFIX) {
-            ("Mcp-Param-*", false)
-        } else if let Some(field) = SINGLETONS
-            .iter()
-            .find(|s| s.name.len() == bytes.len() && s.name.as_bytes().eq_ignore_ascii_case(bytes))
-        {
-            (field.name, field.no_comma)
-        } else {
-            continue;
+        let (canonical, no_comma) = match kind(name.as_str().as_bytes()) {
+            Kind::Connection => {
+                values.try_for_each(|v| check_nominated(v.as_bytes()))?;
+                continue;
+            }
+            Kind::Param => (PARAM_CANONICAL, false),
+            Kind::Singleton(at) => (SINGLETONS[at].name, SINGLETONS[at].no_comma),
+            Kind::Other => continue,
         };
         let first = values.next();
         let joined = no_comma && first.is_some_and(|v| v.as_bytes().contains(&b','));

@@ -307,26 +307,23 @@ impl Gate {
     /// server refuses in the head, and what [`RequestHeaders::field_error`]
     /// reports for maps that keep every copy): 400, naming the field.
     pub fn refuse_field(&self, error: FieldError) -> Rejection {
-        let (reason, message, header) = match error {
+        let (message, header) = match error {
             FieldError::Repeated(name) => (
-                Reason::RepeatedHeader,
                 format!("Bad Request: the {name} header must be sent once, with one value"),
                 Some(name),
             ),
             FieldError::MissingHost => (
-                Reason::MissingHost,
                 "Bad Request: an HTTP/1.1 request must carry a Host header".into(),
                 None,
             ),
             FieldError::Nominated(name) => (
-                Reason::NominatedHeader,
                 format!("Bad Request: the Connection header may not name {name}"),
                 Some(name),
             ),
         };
         let data = header.map(|name| (DataKey::Header, DataValue::Text(name.as_bytes())));
         self.rejections
-            .send(reason, None, Some(&message), data.as_slice())
+            .send(error.reason(), None, Some(&message), data.as_slice())
     }
 
     fn parse_phase<'p>(

@@ -21,7 +21,7 @@ use crate::server::{Forward, Reply, UpstreamFailure, WatchedAnswer};
 use metrics::Metrics;
 use wire::WirePolicy;
 
-use crate::gate::{Allowed, FieldError, Gate, Verdict};
+use crate::gate::{Allowed, Gate, Verdict};
 use crate::reject::{Reason, Rejection};
 use crate::server::{Head, HttpError, Response, Service};
 
@@ -145,9 +145,7 @@ pub fn http_error_reason(error: HttpError) -> Reason {
         HttpError::HeadTooLarge => Reason::HeadTooLarge,
         HttpError::BodyTooLarge { .. } => Reason::BodyTooLarge,
         HttpError::BadRequest => Reason::BadHttp,
-        HttpError::Field(FieldError::Repeated(_)) => Reason::RepeatedHeader,
-        HttpError::Field(FieldError::MissingHost) => Reason::MissingHost,
-        HttpError::Field(FieldError::Nominated(_)) => Reason::NominatedHeader,
+        HttpError::Field(field) => field.reason(),
     }
 }
 
