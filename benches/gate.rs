@@ -26,6 +26,7 @@ use mcpgate::parse::{ParseLimits, Parser, TapeJson};
 use mcpgate::protocol::{
     Lane, RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
 };
+use mcpgate::{Catalog, CatalogOptions, CatalogSource};
 use serde_json::json;
 use value_gate::{SearchOrders, tool_call};
 
@@ -160,10 +161,18 @@ fn tools_call_values(c: &mut Criterion) {
     group.finish();
 }
 
-/// A `get_account` call of about `size` bytes whose `fields` repeat `item`.
-fn fields_call(size: usize, item: &str) -> (Vec<(String, String)>, Vec<u8>) {
-    let (mut headers, skeleton) = tool_call("get_account", json!({"accountId": 1, "fields": []}));
-    headers.push(("Mcp-Param-Account-Id".to_owned(), "1".to_owned()));
+/// A call of `tool` of about `size` bytes whose one empty array in
+/// `arguments` is filled with copies of `item`.
+fn filled_call(
+    tool: &str,
+    arguments: serde_json::Value,
+    size: usize,
+    item: &str,
+) -> (Vec<(String, String)>, Vec<u8>) {
+    let (mut headers, skeleton) = tool_call(tool, arguments);
+    if tool == "get_account" {
+        headers.push(("Mcp-Param-Account-Id".to_owned(), "1".to_owned()));
+    }
     let skeleton = String::from_utf8(skeleton).unwrap();
     let (head, tail) = skeleton.split_once("[]").unwrap();
     let count = (size - skeleton.len()) / (item.len() + 1);
@@ -173,32 +182,105 @@ fn fields_call(size: usize, item: &str) -> (Vec<(String, String)>, Vec<u8>) {
 
 fn value_items(c: &mut Criterion) {
     let case = SearchOrders::new();
-    let mut scratch = Scratch::default();
+    // As a server worker keeps them through a burst of large bodies.
+    let mut scratch = Scratch::holding_large();
     let limit = GateConfig::default().body_limit;
-    for (name, item, allowed) in [
-        ("wrong_items_4mib", "1", false),
-        ("valid_items_4mib", "\"a\"", true),
+    let account = json!({"accountId": 1, "fields": []});
+    let shipment = json!({"orderId": "123-1234567-1234567", "lines": [],
+        "shipTo": {"name": "A", "line1": "B", "city": "C", "country": "DE"}});
+    for (name, tool, arguments, item, allowed) in [
+        ("wrong_items_4mib", "get_account", &account, "1", false),
+        ("valid_items_4mib", "get_account", &account, "\"a\"", true),
+        (
+            "incomplete_lines_4mib",
+            "create_shipment",
+            &shipment,
+            "{}",
+            false,
+        ),
     ] {
-        // The same size on both sides (2M wrong items, 1M valid ones).
-        let (headers, body) = fields_call(limit - 64, item);
+        // The same size on every side (2M wrong items, 1M valid ones,
+        // 1.4M lines missing two members each).
+        let (headers, body) = filled_call(tool, arguments.clone(), limit - 64, item);
         assert!(body.len() <= limit);
         let verdict = case
             .gate
             .check_with(&mut scratch, headers.as_slice(), &body);
         assert_eq!(matches!(verdict, Verdict::Allow(_)), allowed, "{name}");
-        let mut group = c.benchmark_group(format!("value/{name}"));
-        group.sample_size(10);
-        group.throughput(Throughput::Bytes(body.len() as u64));
-        group.bench_function("check", |b| {
-            b.iter(|| {
-                matches!(
-                    case.gate
-                        .check_with(&mut scratch, headers.as_slice(), black_box(&body)),
-                    Verdict::Allow(_)
-                )
-            })
-        });
-        group.finish();
+        bench_check(c, name, &case.gate, &mut scratch, &headers, &body);
+    }
+}
+
+/// A gate over `bodies::shaped_tools`, the shapes that cost the value
+/// gate's explanation most.
+fn shaped_tools() -> Gate {
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    gate.set_catalog(
+        Catalog::from_json(
+            &bodies::shaped_tools(),
+            CatalogSource::File,
+            &CatalogOptions::default(),
+        )
+        .unwrap(),
+    );
+    gate
+}
+
+/// `value/<name>/check`, the whole gate over one large body.
+fn bench_check(
+    c: &mut Criterion,
+    name: &str,
+    gate: &Gate,
+    scratch: &mut Scratch,
+    headers: &[(String, String)],
+    body: &[u8],
+) {
+    let mut group = c.benchmark_group(format!("value/{name}"));
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(body.len() as u64));
+    group.bench_function("check", |b| {
+        b.iter(|| {
+            matches!(
+                gate.check_with(scratch, headers, black_box(body)),
+                Verdict::Allow(_)
+            )
+        })
+    });
+    group.finish();
+}
+
+fn value_shapes(c: &mut Criterion) {
+    let gate = shaped_tools();
+    let mut scratch = Scratch::holding_large();
+    let limit = GateConfig::default().body_limit;
+    // 25 levels of nodes, the last holding valid leaves and one wrong one
+    // at the end: each level's alternatives hold the whole tree below.
+    let mut deep = json!({"children": []});
+    for _ in 0..25 {
+        deep = json!({"children": [deep]});
+    }
+    let deep = json!({ "root": deep });
+    let (tree_headers, skeleton) = tool_call("tree", deep);
+    let skeleton = String::from_utf8(skeleton).unwrap();
+    let (head, tail) = skeleton.split_once("[]").unwrap();
+    let leaves = vec!["{}"; (limit - 64 - skeleton.len()) / 3 - 1].join(",");
+    let tree_body = format!("{head}[{leaves},1]{tail}").into_bytes();
+    let valid_tree_body = format!("{head}[{leaves},{{}}]{tail}").into_bytes();
+    let (tag_headers, tag_body) = filled_call("tag", json!({"tags": []}), limit - 64, "1");
+    for (name, headers, body, allowed) in [
+        ("wrong_optional_items_4mib", &tag_headers, tag_body, false),
+        (
+            "deep_tree_one_wrong_leaf_4mib",
+            &tree_headers,
+            tree_body,
+            false,
+        ),
+        ("deep_tree_valid_4mib", &tree_headers, valid_tree_body, true),
+    ] {
+        assert!(body.len() <= limit);
+        let verdict = gate.check_with(&mut scratch, headers.as_slice(), &body);
+        assert_eq!(matches!(verdict, Verdict::Allow(_)), allowed, "{name}");
+        bench_check(c, name, &gate, &mut scratch, headers, &body);
     }
 }
 
@@ -207,6 +289,7 @@ criterion_group!(
     valid_calls,
     invalid,
     tools_call_values,
-    value_items
+    value_items,
+    value_shapes
 );
 criterion_main!(benches);

@@ -766,3 +766,55 @@ fn items_with_unknown_keys_at_the_limit_are_counted_in_one_walk() {
     assert_eq!(cost.problems, count);
     assert_eq!(cost.rendered, MAX_LOCATIONS);
 }
+
+/// A gate whose catalog holds `bodies::shaped_tools`.
+fn shaped_gate() -> Gate {
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    let tools = bodies::shaped_tools();
+    gate.set_catalog(
+        Catalog::from_json(&tools, CatalogSource::File, &CatalogOptions::default()).unwrap(),
+    );
+    gate
+}
+
+#[test]
+fn a_wrong_leaf_deep_in_a_recursive_tree_is_named_alone() {
+    let gate = shaped_gate();
+    let mut leaves: Vec<Value> = vec![json!({}); 1000];
+    leaves.push(json!(1));
+    leaves.push(json!({"children": [null, {"children": []}, "x"]}));
+    let mut tree = json!({ "children": leaves });
+    // Deep enough to hold the answer's paths within the echo bound.
+    for _ in 0..5 {
+        tree = json!({"children": [null, tree]});
+    }
+    let envelope = envelope_of(call(&gate, "tree", json!({ "root": tree })));
+    let above = "root".to_owned() + &".children[1]".repeat(5);
+    assert_eq!(envelope["total"], 2, "{envelope}");
+    assert_eq!(
+        paths(&envelope),
+        [
+            format!("{above}.children[1000]"),
+            format!("{above}.children[1001].children[2]")
+        ]
+    );
+    let valid = json!({"root": {"children": [null, {"children": [{}, null]}]}});
+    assert!(matches!(call(&gate, "tree", valid), Verdict::Allow(_)));
+}
+
+#[test]
+fn optional_items_of_the_wrong_type_name_what_was_allowed() {
+    let gate = shaped_gate();
+    let envelope = envelope_of(call(
+        &gate,
+        "tag",
+        json!({"tags": ["a", null, 3, "b", {"x": 1}]}),
+    ));
+    assert_eq!(envelope["total"], 2, "{envelope}");
+    assert_eq!(paths(&envelope), ["tags[2]", "tags[4]"]);
+    let issue = envelope["details"][0]["issue"].as_str().unwrap();
+    assert!(
+        issue.contains("string") && issue.contains("null"),
+        "{issue}"
+    );
+}

@@ -41,6 +41,8 @@ struct Part {
     locations: Distinct,
     problem_count: usize,
     top: Vec<Entry>,
+    /// The last report sorted after the last kept location (a full list).
+    last_past: bool,
 }
 
 struct Entry {
@@ -185,6 +187,7 @@ impl Collector {
             part.locations.clear();
             part.problem_count = 0;
             part.top.clear();
+            part.last_past = false;
         }
         self.rendered = 0;
         self.walks = 0;
@@ -258,15 +261,19 @@ impl Collector {
                 self.flagged = true;
             }
         }
-        part.locations.report(path);
+        let noted = part.locations.report(path);
 
         // Past the last of a full list: the common case of a body full of
-        // wrong items, decided with one comparison.
+        // wrong items, decided without a comparison when the last report
+        // was past it and this one sorts after that, else with one.
         if part.top.len() >= MAX_LOCATIONS
-            && compare_paths(path, &part.top[part.top.len() - 1].tokens).is_gt()
+            && ((noted.after && part.last_past)
+                || compare_paths(path, &part.top[part.top.len() - 1].tokens).is_gt())
         {
+            part.last_past = true;
             return;
         }
+        part.last_past = false;
         let position = part
             .top
             .partition_point(|entry| compare_paths(&entry.tokens, path).is_lt());

@@ -193,6 +193,15 @@ fn level_tok(token: &Tok<'_>) -> (LevelTok, Option<u64>) {
     }
 }
 
+/// What [`Distinct::report`] learned of a report's path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Noted {
+    /// The location may be new (it was counted).
+    pub new: bool,
+    /// The path sorts after the last report's path (`false`: not known).
+    pub after: bool,
+}
+
 /// The distinct-location counter; reusable.
 pub(crate) struct Distinct {
     levels: Vec<Level>,
@@ -218,15 +227,20 @@ impl Default for Distinct {
 }
 
 impl Distinct {
-    /// Notes a report at `path`; true when its location may be new (it is
-    /// then counted, provisionally where a re-entry is possible).
-    pub fn report(&mut self, path: &[Tok<'_>]) -> bool {
+    /// Notes a report at `path`: whether its location may be new (it is
+    /// then counted, provisionally where a re-entry is possible), and
+    /// whether `path` is known to sort after the last report's path.
+    pub fn report(&mut self, path: &[Tok<'_>]) -> Noted {
+        let last_len = self.levels.len() - 1;
         // Levels past the root that the last report's path shares.
         let shared = self.levels[1..]
             .iter()
             .zip(path)
             .take_while(|(level, token)| level.same(token))
             .count();
+        // Below the last path (an extension sorts after its prefix), or
+        // beside it at an index above every index entered there.
+        let mut after = shared == last_len && shared < path.len();
         // A report at an ancestor of the last one keeps the levels below it:
         // the walk has not left them for another child yet.
         if shared < path.len() {
@@ -235,6 +249,8 @@ impl Distinct {
             if self.levels[shared].enter_child(&path[shared]) {
                 self.levels[shared].reentered = true;
                 self.inexact |= !self.keep;
+            } else if matches!(path[shared], Tok::Index(_)) {
+                after = true;
             }
             for (depth, token) in path.iter().enumerate().skip(shared) {
                 if depth > shared {
@@ -249,7 +265,7 @@ impl Distinct {
         }
         let here = path.len();
         if self.levels[here].reported {
-            return false;
+            return Noted { new: false, after };
         }
         self.levels[here].reported = true;
         if self.keep {
@@ -257,7 +273,7 @@ impl Distinct {
         } else {
             self.counted += 1;
         }
-        true
+        Noted { new: true, after }
     }
 
     /// Whether [`Distinct::count`] may count a location twice: a child was
@@ -362,15 +378,33 @@ mod tests {
         let mut d = Distinct::default();
         let items = "items";
         for i in 0..100 {
-            assert!(d.report(&[key(items), Tok::Index(i), key("sku")]));
-            assert!(d.report(&[key(items), Tok::Index(i)]));
-            assert!(!d.report(&[key(items), Tok::Index(i), key("sku")]));
-            assert!(!d.report(&[key(items), Tok::Index(i)]));
+            assert!(d.report(&[key(items), Tok::Index(i), key("sku")]).new);
+            assert!(d.report(&[key(items), Tok::Index(i)]).new);
+            assert!(!d.report(&[key(items), Tok::Index(i), key("sku")]).new);
+            assert!(!d.report(&[key(items), Tok::Index(i)]).new);
         }
-        assert!(d.report(&[key(items)]));
+        assert!(d.report(&[key(items)]).new);
         assert!(!d.inexact());
         assert_eq!(d.count(), 201);
         assert!(d.identities.is_empty());
+    }
+
+    #[test]
+    fn a_path_is_known_to_sort_after_the_last_only_below_it_or_at_a_fresh_index() {
+        let mut d = Distinct::default();
+        let items = "items";
+        let after = |d: &mut Distinct, path: &[Tok<'_>]| d.report(path).after;
+        assert!(after(&mut d, &[key(items), Tok::Index(0)]));
+        assert!(after(&mut d, &[key(items), Tok::Index(0), key("sku")]));
+        // An ancestor sorts before its extensions.
+        assert!(!after(&mut d, &[key(items), Tok::Index(0)]));
+        assert!(!after(&mut d, &[key(items), Tok::Index(0), key("sku")]));
+        assert!(after(&mut d, &[key(items), Tok::Index(1), key("sku")]));
+        assert!(after(&mut d, &[key(items), Tok::Index(5)]));
+        // An index entered before, or a sibling key: not known.
+        assert!(!after(&mut d, &[key(items), Tok::Index(2)]));
+        assert!(!after(&mut d, &[key("other")]));
+        assert!(!after(&mut d, &[key("a")]));
     }
 
     #[test]

@@ -122,6 +122,12 @@ impl Allowed<'_> {
 #[derive(Default)]
 pub struct Scratch {
     parser: Parser,
+    /// Keep what a large body grew until [`Scratch::release`] (a worker
+    /// with a reclaim task), so that a burst of large bodies is parsed into
+    /// the same pages instead of faulting fresh ones in for each.
+    hold_large: bool,
+    /// Holds what a body over [`Scratch::KEEP_BODY`] grew.
+    grown: bool,
 }
 
 impl Scratch {
@@ -132,12 +138,51 @@ impl Scratch {
     /// bodies does not keep its peak for the life of the worker.
     pub const KEEP_BODY: usize = 64 * 1024;
 
-    /// Gives back what a body over [`Scratch::KEEP_BODY`] grew.
-    fn release_after(&mut self, body_len: usize) {
-        if body_len > Self::KEEP_BODY {
-            self.parser = Parser::default();
+    /// Scratch buffers that keep what a large body grew until
+    /// [`Scratch::release`] is called.
+    pub fn holding_large() -> Scratch {
+        Scratch {
+            hold_large: true,
+            ..Scratch::default()
         }
     }
+
+    /// Gives back what a body over [`Scratch::KEEP_BODY`] grew; true when
+    /// there was something to give.
+    pub fn release(&mut self) -> bool {
+        let grown = std::mem::take(&mut self.grown);
+        if grown {
+            self.parser = Parser::default();
+        }
+        grown
+    }
+
+    /// After a body: gives back what it grew, or notes it for
+    /// [`Scratch::release`].
+    fn release_after(&mut self, body_len: usize) {
+        if body_len > Self::KEEP_BODY {
+            self.grown = true;
+            if !self.hold_large {
+                self.release();
+            }
+        }
+    }
+}
+
+/// Makes [`Gate::check`] on this thread keep what a large body grew until
+/// [`release_thread_scratch`]: for a server worker whose reclaim task
+/// calls it once a burst of large bodies is over.
+pub fn hold_thread_scratch() {
+    SCRATCH.with(|scratch| scratch.borrow_mut().hold_large = true);
+}
+
+/// Gives back what large bodies grew in this thread's scratch buffers.
+pub fn release_thread_scratch() -> bool {
+    SCRATCH.with(|scratch| {
+        scratch
+            .try_borrow_mut()
+            .is_ok_and(|mut scratch| scratch.release())
+    })
 }
 
 pub struct Gate {

@@ -1,8 +1,10 @@
 //! Giving memory back to the system after a large message.
 //!
 //! A body near the limit grows a connection's read buffer and the worker's
-//! parse buffers to several times its size; both are released once it is
-//! answered (`KEEP_BUF`, `gate::Scratch::KEEP_BODY`). mimalloc, the
+//! parse buffers to several times its size. The connection's buffer is
+//! released once the body is answered (`KEEP_BUF`); the parse buffers are
+//! kept for the next large body of a burst and released here, with the
+//! heap (`gate::Scratch::KEEP_BODY`, `gate::hold_thread_scratch`). mimalloc, the
 //! binary's allocator, keeps freed pages and returns them only during
 //! later allocator work on the same thread, and an idle worker does none:
 //! a burst of large bodies would keep its peak for good. So a worker that
@@ -49,6 +51,7 @@ impl Reclaim {
             .await;
             monoio::time::sleep(SETTLE).await;
             self.due.set(false);
+            crate::gate::release_thread_scratch();
             collect_thread_heap();
         }
     }

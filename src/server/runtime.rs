@@ -337,6 +337,8 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
         upstream.map(Pool::new),
     ));
     {
+        // The reclaim task gives the parse buffers back after a burst.
+        crate::gate::hold_thread_scratch();
         let reclaim = worker.clone();
         monoio::spawn(async move { reclaim.reclaim.run().await });
     }

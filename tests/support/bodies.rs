@@ -73,3 +73,18 @@ pub fn search_orders_arguments() -> serde_json::Value {
         "includeItems": true
     })
 }
+
+/// A `tools/list` result of the shapes where one branch of an `anyOf`
+/// admits a value's type: `tag`, an array of optional strings (as Pydantic
+/// writes `Optional`), and `tree`, nodes holding optional child nodes (a
+/// recursive `$ref` under an `anyOf`).
+pub fn shaped_tools() -> serde_json::Value {
+    let node = serde_json::json!({"type": "object", "properties": {"children": {"type": "array",
+        "items": {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "null"}]}}}});
+    serde_json::json!({"tools": [
+        {"name": "tag", "inputSchema": {"type": "object", "properties": {"tags": {"type": "array",
+            "items": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}}},
+        {"name": "tree", "inputSchema": {"type": "object", "$defs": {"node": node},
+            "properties": {"root": {"$ref": "#/$defs/node"}}}},
+    ]})
+}

@@ -189,8 +189,18 @@ impl<F: Json> Alternatives<F> {
     }
 
     fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
+        let found = type_bit::<F>(instance);
+        let admits = |branch: &&Branch<F>| branch.types.is_none_or(|types| types.admits(found));
+        if self.branches.iter().filter(admits).nth(1).is_none() {
+            // At most one branch admits the value's type: the alternatives
+            // hold exactly when that branch does, which the walk into it
+            // finds. Asking its validator first would go over the value
+            // twice, and at every level of a recursive schema again.
+            w.inside(self.keyword, |w| self.explain(w, instance));
+            return;
+        }
         let mut valid = 0;
-        for branch in &self.branches {
+        for branch in self.branches.iter().filter(admits) {
             if Walker::<F>::valid(branch.validator.as_ref(), instance) {
                 valid += 1;
                 if self.keyword == Keyword::AnyOf || valid > 1 {
