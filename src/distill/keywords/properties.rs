@@ -237,6 +237,18 @@ impl<F: Json> PropertiesKw<F> {
         }
     }
 
+    /// Whether this node's own `properties` or `patternProperties` hold
+    /// member `name`.
+    fn evaluates_itself<'a>(&self, w: &mut Walker<'_, 'a, F>, name: &str) -> bool {
+        self.properties
+            .binary_search_by(|(candidate, _)| (**candidate).cmp(name))
+            .is_ok()
+            || self
+                .patterns
+                .iter()
+                .any(|(validator, _)| w.name_valid(validator, name))
+    }
+
     /// When the static reading of `unevaluatedProperties` found nothing and
     /// the node still refuses the value.
     pub fn check_unevaluated_fallback<'a>(
@@ -244,8 +256,16 @@ impl<F: Json> PropertiesKw<F> {
         w: &mut Walker<'_, 'a, F>,
         instance: &F::Node<'a>,
     ) {
+        // Members this node's own `properties` and `patternProperties`
+        // hold are evaluated: an object of only those (a tree's empty leaf,
+        // say) cannot be refused for unevaluated ones, so its validator is
+        // not asked.
         if let Some(unevaluated) = &self.unevaluated
-            && instance.as_object().is_some()
+            && let Some(object) = instance.as_object()
+            && object.members().any(|(name, _)| {
+                let name: std::borrow::Cow<'a, str> = name.into();
+                !self.evaluates_itself(w, &name)
+            })
             && !Walker::<F>::valid(unevaluated.whole.as_ref(), instance)
         {
             w.report(
