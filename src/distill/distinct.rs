@@ -258,8 +258,12 @@ impl Distinct {
                     self.levels[parent].enter_child(token);
                 }
                 let (tok, hash) = level_tok(token);
-                let parent = self.levels[self.levels.len() - 1].identity;
-                let identity = child_identity(parent, tok, hash);
+                // Identities are only read where they are kept.
+                let identity = if self.keep {
+                    child_identity(self.levels[self.levels.len() - 1].identity, tok, hash)
+                } else {
+                    0
+                };
                 self.levels.push(Level::new(tok, hash, identity, start));
             }
         }
