@@ -155,7 +155,7 @@ impl Catalog {
         Catalog::from_json(&document, CatalogSource::File, options)
     }
 
-    pub fn get(&self, name: &str) -> Option<&Tool> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Tool> {
         self.tools.get(name)
     }
 
@@ -178,7 +178,8 @@ impl Catalog {
     }
 
     /// One log line: the catalog going into service, `what` it is.
-    pub fn log_in_service(&self, what: &str) {
+    #[cfg(feature = "server")]
+    pub(crate) fn log_in_service(&self, what: &str) {
         tracing::info!(
             target: "mcpgate::catalog",
             tools = self.len(),
@@ -220,12 +221,14 @@ impl Relearn {
 
     /// Registers the calling thread as the learner that [`Relearn::request`]
     /// wakes.
+    #[cfg(feature = "server")]
     pub fn register_learner(&self) {
         let _ = self.learner.set(std::thread::current());
     }
 
     /// Sleeps `wait`, or less when a request comes or came while the
     /// learner was busy (the flag keeps it until read).
+    #[cfg(feature = "server")]
     pub fn sleep(&self, wait: std::time::Duration) {
         let deadline = std::time::Instant::now() + wait;
         loop {

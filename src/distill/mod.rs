@@ -30,9 +30,7 @@ use jsonschema::json::Json;
 use serde_json::Value;
 
 pub use build::local_pointer;
-pub use collect::{
-    Collector, Distilled, FlagPredicate, KeywordClasses, LocationReport, Problem, summary_line,
-};
+pub use collect::{Collector, Distilled, LocationReport, Problem, summary_line};
 pub use path::{OwnedTok, PathToken, cut_at_echo_bound};
 
 use keywords::SchemaNode;

@@ -215,7 +215,8 @@ impl Gate {
 
     /// What a call of a tool the catalog lacks signals to whoever learns
     /// the catalog from the upstream.
-    pub fn relearn(&self) -> &Arc<Relearn> {
+    #[cfg(feature = "server")]
+    pub(crate) fn relearn(&self) -> &Arc<Relearn> {
         &self.relearn
     }
 
@@ -306,7 +307,7 @@ impl Gate {
     /// A header field held twice, joined, missing or nominated (what the
     /// server refuses in the head, and what [`RequestHeaders::field_error`]
     /// reports for maps that keep every copy): 400, naming the field.
-    pub fn refuse_field(&self, error: FieldError) -> Rejection {
+    pub(crate) fn refuse_field(&self, error: FieldError) -> Rejection {
         let (message, header) = match error {
             FieldError::Repeated(name) => (
                 format!("Bad Request: the {name} header must be sent once, with one value"),

@@ -30,9 +30,9 @@ pub enum Watch {
 pub struct Watched {
     /// `tools/call` results whose `structuredContent` failed the tool's
     /// output root.
-    pub output_mismatches: AtomicU64,
+    output_mismatches: AtomicU64,
     /// Catalogs learned from `tools/list` answers passing through.
-    pub catalogs_learned: AtomicU64,
+    catalogs_learned: AtomicU64,
 }
 
 impl Watched {

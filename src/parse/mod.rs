@@ -48,8 +48,8 @@ mod subtree;
 
 use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
 
-pub use backend::{TapeArray, TapeJson, TapeObject};
-pub use node::{Elements, Members, NodeKind, TapeNode, TapeNumber};
+pub use backend::TapeJson;
+pub use node::{NodeKind, TapeNode};
 
 use dupes::{Defect, KeyTable};
 use reuse::{BodyStore, TapeStore};

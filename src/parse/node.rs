@@ -355,8 +355,8 @@ impl TapeNumber {
 
     /// The number as `serde_json` holds it. Parsing refuses non-finite
     /// floats, so every tape number has one.
-    pub fn to_number(&self) -> Number {
-        match *self {
+    pub fn to_number(self) -> Number {
+        match self {
             TapeNumber::I64(value) => Number::from(value),
             TapeNumber::U64(value) => Number::from(value),
             TapeNumber::F64(value) => Number::from_f64(value).unwrap_or_else(|| Number::from(0)),

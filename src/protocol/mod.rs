@@ -71,13 +71,6 @@ impl Revision {
             _ => Lane::Legacy,
         }
     }
-
-    pub fn document(self) -> SchemaDocument {
-        match self.lane() {
-            Lane::Modern => SchemaDocument::Mcp2026_07_28,
-            Lane::Legacy => SchemaDocument::Mcp2025_11_25,
-        }
-    }
 }
 
 impl fmt::Display for Revision {
@@ -446,14 +439,11 @@ mod tests {
     }
 
     #[test]
-    fn revisions_map_to_their_lane_and_document() {
+    fn revisions_map_to_their_lane() {
         assert_eq!(Revision::parse("2026-07-28"), Some(Revision::V2026_07_28));
         assert_eq!(Revision::parse("2024-11-05"), None);
         assert_eq!(Revision::V2026_07_28.lane(), Lane::Modern);
-        assert_eq!(
-            Revision::V2025_03_26.document(),
-            SchemaDocument::Mcp2025_11_25
-        );
+        assert_eq!(Revision::V2025_03_26.lane(), Lane::Legacy);
         assert_eq!(Revision::DEFAULT_WITHOUT_HEADER.lane(), Lane::Legacy);
     }
 }

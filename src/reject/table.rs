@@ -402,11 +402,11 @@ const fn row(
 }
 
 impl Reason {
-    pub const fn row(self) -> &'static Row {
+    pub(crate) const fn row(self) -> &'static Row {
         &TABLE[self as usize]
     }
 
-    pub const fn index(self) -> usize {
+    pub(crate) const fn index(self) -> usize {
         self as usize
     }
 }
