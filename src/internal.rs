@@ -8,9 +8,11 @@
 //! they drive or measure. Each submodule mirrors the crate module of the
 //! same name and re-exports only what those users name, so that
 //! `crate::gate::dispatch::gate_root_schema` inside the crate is
-//! `mcpgate::internal::gate::dispatch::gate_root_schema` outside it. With
-//! `default-features = false` only the gate's layers are here; the server's
-//! come with the `server` feature.
+//! `mcpgate::internal::gate::dispatch::gate_root_schema` outside it. What
+//! the crate root exports is not repeated here, and two functions stand
+//! for methods the crate keeps to itself ([`catalog::tool`],
+//! [`reject::row`]). With `default-features = false` only the gate's
+//! layers are here; the server's come with the `server` feature.
 
 /// The tool catalog (`crate::catalog`).
 pub mod catalog {

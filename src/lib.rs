@@ -142,6 +142,7 @@
 //! forwarder) and one call in `server::reclaim` (mimalloc's heap
 //! collection).
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 
 mod catalog;
 mod classify;

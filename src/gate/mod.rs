@@ -92,14 +92,19 @@ impl std::str::FromStr for UnknownTools {
 /// The gate's answer to one message.
 #[derive(Debug)]
 pub enum Verdict<'g> {
+    /// Let it through: forward it (or answer 202 when no response is due).
     Allow(Allowed<'g>),
+    /// Refuse it: send the rejection as it is.
     Reject(Rejection),
 }
 
 /// A message the gate lets through, with what forwarding needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allowed<'g> {
+    /// What the message is: a request, a notification, a client's answer.
     pub kind: Kind,
+    /// The revision it speaks: the one `MCP-Protocol-Version` names (on
+    /// 2026-07-28, `_meta` names the same), 2025-03-26 without the header.
     pub revision: Revision,
     /// The method, for requests and notifications.
     pub method: Option<&'g str>,
@@ -140,6 +145,9 @@ impl Scratch {
     }
 }
 
+/// The gate: the compiled roots of the served revisions, the catalog in
+/// service and the rejection counters. Built once ([`Gate::new`]) and
+/// shared by every thread that checks messages ([`Gate::check`]).
 pub struct Gate {
     config: GateConfig,
     /// The revisions served, for `data.supported`.
@@ -220,6 +228,7 @@ impl Gate {
         &self.relearn
     }
 
+    /// What the gate was built from.
     pub fn config(&self) -> &GateConfig {
         &self.config
     }

@@ -25,7 +25,8 @@ pub enum Watch {
     ToolsCall(std::sync::Arc<str>),
 }
 
-/// What watching found, counted.
+/// What watching found, counted ([`Gate::watched`]): what the server's
+/// metrics report, for an embedder to report as well.
 #[derive(Default, Debug)]
 pub struct Watched {
     /// `tools/call` results whose `structuredContent` failed the tool's
@@ -36,10 +37,13 @@ pub struct Watched {
 }
 
 impl Watched {
+    /// `tools/call` results whose `structuredContent` failed the tool's
+    /// output schema (relayed unaltered).
     pub fn output_mismatches(&self) -> u64 {
         self.output_mismatches.load(Ordering::Relaxed)
     }
 
+    /// Catalogs taken from `tools/list` answers passing through.
     pub fn catalogs_learned(&self) -> u64 {
         self.catalogs_learned.load(Ordering::Relaxed)
     }

@@ -73,6 +73,7 @@ impl<'p> TapeNode<'p> {
         self.nodes.nodes().as_ptr() as usize
     }
 
+    /// Which JSON type the node holds.
     pub fn kind(&self) -> NodeKind {
         match self.head() {
             Node::String(_) => NodeKind::String,
@@ -84,6 +85,7 @@ impl<'p> TapeNode<'p> {
         }
     }
 
+    /// The string, if this is one.
     pub fn as_str(&self) -> Option<&'p str> {
         match self.head() {
             Node::String(string) => Some(string),
@@ -91,6 +93,7 @@ impl<'p> TapeNode<'p> {
         }
     }
 
+    /// The boolean, if this is one.
     pub fn as_bool(&self) -> Option<bool> {
         match self.head() {
             Node::Static(StaticNode::Bool(value)) => Some(*value),
@@ -98,6 +101,7 @@ impl<'p> TapeNode<'p> {
         }
     }
 
+    /// Whether this is `null`.
     pub fn is_null(&self) -> bool {
         matches!(self.head(), Node::Static(StaticNode::Null))
     }

@@ -23,7 +23,9 @@ use crate::classify::{Classified, RequestId};
 /// A refusal: what the transport sends back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rejection {
+    /// Why: the row of the rejection table it was answered by.
     pub reason: Reason,
+    /// The HTTP status to answer with.
     pub status: u16,
     /// The exact body: a JSON-RPC error envelope.
     pub body: Vec<u8>,

@@ -345,8 +345,11 @@ fn parse_chunk_size(line: &[u8]) -> Result<u64, HttpError> {
 /// The limits [`frame_request`] applies (those of [`crate::server::ServerConfig`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameLimits {
+    /// The most headers a head may have.
     pub max_headers: usize,
+    /// The largest head, blank line included (bytes).
     pub max_head_bytes: usize,
+    /// The largest body, after de-chunking (bytes).
     pub body_limit: usize,
 }
 
