@@ -20,13 +20,12 @@ mod bodies;
 mod value_gate;
 
 use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
-use mcpgate::gate::dispatch::gate_root_schema;
-use mcpgate::gate::{Gate, GateConfig, Scratch, Verdict};
-use mcpgate::parse::{ParseLimits, Parser, TapeJson};
-use mcpgate::protocol::{
-    Lane, RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
+use mcpgate::internal::gate::dispatch::gate_root_schema;
+use mcpgate::internal::parse::{ParseLimits, Parser, TapeJson};
+use mcpgate::internal::protocol::{
+    RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
 };
-use mcpgate::{Catalog, CatalogOptions, CatalogSource};
+use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig, Lane, Scratch, Verdict};
 use serde_json::json;
 use value_gate::{SearchOrders, tool_call};
 

@@ -20,7 +20,7 @@ mod value_gate;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use mcpgate::gate::{Scratch, Verdict};
+use mcpgate::{Scratch, Verdict};
 use value_gate::{SearchOrders, tool_call};
 
 #[global_allocator]

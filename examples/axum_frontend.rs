@@ -29,10 +29,7 @@ use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use mcpgate::classify::RequestId;
-use mcpgate::gate::watch::Watch;
-use mcpgate::reject::{Reason, Rejection};
-use mcpgate::{Gate, GateConfig, Verdict};
+use mcpgate::{Gate, GateConfig, Reason, Rejection, RequestId, Verdict, Watch};
 
 #[derive(Parser)]
 struct Args {

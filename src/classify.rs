@@ -25,6 +25,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Its name in logs and metric labels (`"request"`, `"notification"`, …).
     pub const fn as_str(self) -> &'static str {
         match self {
             Kind::Request => "request",
@@ -43,6 +44,7 @@ impl Kind {
 pub struct RequestId(SmallVec<[u8; 40]>);
 
 impl RequestId {
+    /// The id as JSON text, ready to be written into an answer's `id`.
     pub fn json(&self) -> &[u8] {
         &self.0
     }

@@ -142,31 +142,36 @@
 //! forwarder) and one call in `server::reclaim` (mimalloc's heap
 //! collection).
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 
-pub mod catalog;
-pub mod classify;
+mod catalog;
+mod classify;
 #[cfg(feature = "server")]
-pub mod cli;
+mod cli;
 #[cfg(feature = "server")]
-pub mod config;
-pub mod distill;
-pub mod gate;
-pub mod parse;
-pub mod protocol;
-pub mod reject;
+mod config;
+mod distill;
+mod gate;
+#[doc(hidden)]
+pub mod internal;
+mod parse;
+mod protocol;
+mod reject;
 #[cfg(feature = "server")]
-pub mod server;
+mod server;
 #[cfg(feature = "server")]
-pub mod service;
+mod service;
 #[cfg(feature = "server")]
 #[allow(unsafe_code)]
 mod sock;
 #[cfg(feature = "server")]
-pub mod upstream;
+mod upstream;
 
-pub use catalog::{Catalog, CatalogError, CatalogOptions, CatalogSource};
-pub use classify::RequestId;
-pub use gate::watch::Watch;
-pub use gate::{Allowed, FieldError, Gate, GateConfig, RequestHeaders, UnknownTools, Verdict};
-pub use protocol::Revision;
-pub use reject::{Reason, Rejection};
+pub use catalog::{Catalog, CatalogError, CatalogOptions, CatalogSource, Refused};
+pub use classify::{Kind, RequestId};
+pub use gate::watch::{Watch, Watched};
+pub use gate::{
+    Allowed, FieldError, Gate, GateConfig, RequestHeaders, Scratch, UnknownTools, Verdict,
+};
+pub use protocol::{CompileRootError, Lane, Revision};
+pub use reject::{Reason, Rejection, Rejections};

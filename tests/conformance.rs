@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 mod support;
 
 use jsonschema::json::SerdeJson;
-use mcpgate::gate::dispatch::{Prechecks, gate_root_schema};
-use mcpgate::gate::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
-use mcpgate::protocol::{
-    Lane, RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
+use mcpgate::Lane;
+use mcpgate::internal::gate::dispatch::{Prechecks, gate_root_schema};
+use mcpgate::internal::gate::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
+use mcpgate::internal::protocol::{
+    RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
     parse_root_key, root_keys,
 };
 use serde::Deserialize;

@@ -224,7 +224,7 @@ macro_rules! on_each_driver {
         mod on_uring {
             $(#[test]
             fn $name() {
-                if !mcpgate::server::IoDriver::uring_offered() {
+                if !mcpgate::internal::server::IoDriver::uring_offered() {
                     println!("note: io_uring refused here, not tested");
                     return;
                 }

@@ -11,9 +11,9 @@ mod support;
 
 use std::collections::BTreeSet;
 
-use mcpgate::gate::{Gate, GateConfig, Verdict};
-use mcpgate::reject::codes::DataKey;
-use mcpgate::reject::{Dialect, Reason, Rejecter, TABLE};
+use mcpgate::internal::reject::codes::DataKey;
+use mcpgate::internal::reject::{Dialect, Rejecter, TABLE};
+use mcpgate::{Gate, GateConfig, Reason, Verdict};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::*;

@@ -8,7 +8,7 @@ mod bodies;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcpgate::gate::{Gate, GateConfig, Verdict};
+use mcpgate::{Gate, GateConfig, Verdict};
 
 struct Counting;
 

@@ -10,7 +10,8 @@ mod support;
 use std::io::Write;
 use std::time::Duration;
 
-use mcpgate::reject::{Dialect, Reason, TABLE};
+use mcpgate::Reason;
+use mcpgate::internal::reject::{Dialect, TABLE, row};
 use process::{CLIENT_HEADERS, Server, post, read_answer};
 use serde_json::json;
 use support::*;
@@ -136,7 +137,7 @@ fn http_scenario(reason: Reason) -> (Vec<u8>, serde_json::Value) {
 }
 
 fn series(reason: Reason) -> String {
-    let row = reason.row();
+    let row = row(reason);
     format!(
         "mcpgate_rejections_total{{rejecter=\"{}\",reason=\"{}\",status=\"{}\"}}",
         row.rejecter.as_str(),

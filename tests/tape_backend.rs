@@ -1,4 +1,4 @@
-//! The tape backend (`mcpgate::parse::TapeJson`) gives exactly the
+//! The tape backend (`mcpgate::internal::parse::TapeJson`) gives exactly the
 //! verdicts of `jsonschema`'s default `serde_json` backend.
 //!
 //! Differential checks: every instance is written as JSON text, read by
@@ -15,8 +15,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use jsonschema::json::cmp::equal;
-use mcpgate::parse::{ParseLimits, Parser};
-use mcpgate::protocol::{SchemaDocument, root_keys, root_schema};
+use mcpgate::internal::parse::{ParseLimits, Parser};
+use mcpgate::internal::protocol::{SchemaDocument, root_keys, root_schema};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -11,13 +11,13 @@ mod support;
 
 use std::collections::BTreeSet;
 
-use mcpgate::catalog::{Catalog, CatalogOptions, CatalogSource};
-use mcpgate::distill::{Distilled, ECHO_BOUND, MAX_LOCATIONS};
-use mcpgate::gate::value::{self, ExplainCost, Gate as ValueGate};
-use mcpgate::gate::{Gate, GateConfig, UnknownTools, Verdict};
-use mcpgate::parse::{ParseLimits, Parser};
-use mcpgate::reject::Reason;
-use mcpgate::reject::codes::{TOOL_ERROR_CODES, TOOL_ERROR_FALLBACK};
+use mcpgate::internal::distill::{Distilled, ECHO_BOUND, MAX_LOCATIONS};
+use mcpgate::internal::gate::value::{self, ExplainCost, Gate as ValueGate};
+use mcpgate::internal::parse::{ParseLimits, Parser};
+use mcpgate::internal::reject::codes::{TOOL_ERROR_CODES, TOOL_ERROR_FALLBACK};
+use mcpgate::{
+    Catalog, CatalogOptions, CatalogSource, Gate, GateConfig, Reason, UnknownTools, Verdict,
+};
 use serde_json::{Value, json};
 use support::*;
 
@@ -65,7 +65,7 @@ fn envelope_of(verdict: Verdict<'_>) -> Value {
 fn check_tool_answer(answer: &Value, revision: &str) {
     if let Some(spec) = official_spec("the check against the official CallToolResult") {
         let official = read_json(&spec.join(revision).join("schema.json"));
-        let result = mcpgate::protocol::root_schema(&official, "CallToolResult").unwrap();
+        let result = mcpgate::internal::protocol::root_schema(&official, "CallToolResult").unwrap();
         let result = jsonschema::draft202012::new(&result).unwrap();
         assert!(
             result.is_valid(&answer["result"]),
@@ -707,7 +707,7 @@ fn raw_call(tool: &str, arguments: &str) -> (Vec<(String, String)>, Vec<u8>) {
 /// catalog, with what it cost.
 fn explained(tool: &str, arguments: &str) -> ((Distilled, ValueGate), ExplainCost) {
     let catalog = test_catalog();
-    let tool = catalog.get(tool).unwrap();
+    let tool = mcpgate::internal::catalog::tool(&catalog, tool).unwrap();
     let mut parser = Parser::new();
     let parsed = parser
         .parse(arguments.as_bytes(), ParseLimits::default())

@@ -3,9 +3,9 @@
 //! the baseline a user would write for it.
 
 use jsonschema::Validator;
-use mcpgate::catalog::{Catalog, CatalogOptions};
-use mcpgate::gate::{Gate, GateConfig};
-use mcpgate::protocol::{RootKind, SchemaDocument, compile_root_as_written};
+use mcpgate::internal::catalog::tool;
+use mcpgate::internal::protocol::{RootKind, SchemaDocument, compile_root_as_written};
+use mcpgate::{Catalog, CatalogOptions, Gate, GateConfig};
 use serde_json::json;
 
 /// A gate serving the test catalog, and the baseline's two roots: the
@@ -24,7 +24,7 @@ impl SearchOrders {
             &CatalogOptions::default(),
         )
         .unwrap();
-        let input = catalog.get("search_orders").unwrap().schema.clone();
+        let input = tool(&catalog, "search_orders").unwrap().schema.clone();
         let gate = Gate::new(GateConfig::default()).unwrap();
         gate.set_catalog(catalog);
         let document = SchemaDocument::Mcp2026_07_28.parse();

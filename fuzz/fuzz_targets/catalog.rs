@@ -13,8 +13,7 @@ mod common;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mcpgate::catalog::{Catalog, CatalogOptions, CatalogSource};
-use mcpgate::gate::{Gate, GateConfig};
+use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig};
 use serde_json::{Value, json};
 
 /// A gate of its own, so that the catalog swapped in on each run is never

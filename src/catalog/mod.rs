@@ -38,7 +38,10 @@ impl Default for CatalogOptions {
 /// Where a catalog's tools came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CatalogSource {
+    /// A catalog file (`--catalog FILE`) or a document the embedder read:
+    /// it stays in service, never replaced by what the upstream lists.
     File,
+    /// The upstream's `tools/list`: learned again when it may have changed.
     Upstream,
 }
 
@@ -47,6 +50,7 @@ pub enum CatalogSource {
 pub struct Refused {
     /// Its name, cut at the echo bound (`(unnamed #N)` without one).
     pub tool: String,
+    /// Why it was refused, for the log line and the operator.
     pub reason: String,
 }
 
@@ -72,8 +76,17 @@ impl fmt::Debug for Catalog {
 /// A catalog document that is not one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CatalogError {
-    Read { path: String, reason: String },
+    /// The file could not be read.
+    Read {
+        /// The file, as given.
+        path: String,
+        /// What the system said.
+        reason: String,
+    },
+    /// The bytes are not JSON; what the JSON parser said.
     NotJson(String),
+    /// JSON, but neither a `tools/list` result, a response carrying one,
+    /// nor an array of tools.
     Shape,
 }
 
@@ -155,7 +168,7 @@ impl Catalog {
         Catalog::from_json(&document, CatalogSource::File, options)
     }
 
-    pub fn get(&self, name: &str) -> Option<&Tool> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Tool> {
         self.tools.get(name)
     }
 
@@ -164,10 +177,13 @@ impl Catalog {
         self.tools.keys().map(|k| &**k)
     }
 
+    /// How many tools are registered (those refused are not counted).
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
+    /// No tool is registered: the empty catalog a gate starts with, or one
+    /// whose every tool was refused.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
@@ -178,7 +194,8 @@ impl Catalog {
     }
 
     /// One log line: the catalog going into service, `what` it is.
-    pub fn log_in_service(&self, what: &str) {
+    #[cfg(feature = "server")]
+    pub(crate) fn log_in_service(&self, what: &str) {
         tracing::info!(
             target: "mcpgate::catalog",
             tools = self.len(),
@@ -220,12 +237,14 @@ impl Relearn {
 
     /// Registers the calling thread as the learner that [`Relearn::request`]
     /// wakes.
+    #[cfg(feature = "server")]
     pub fn register_learner(&self) {
         let _ = self.learner.set(std::thread::current());
     }
 
     /// Sleeps `wait`, or less when a request comes or came while the
     /// learner was busy (the flag keeps it until read).
+    #[cfg(feature = "server")]
     pub fn sleep(&self, wait: std::time::Duration) {
         let deadline = std::time::Instant::now() + wait;
         loop {

@@ -133,6 +133,7 @@ impl Default for Collector {
 }
 
 impl Collector {
+    /// A collector that keeps every problem in one class, flags nothing.
     pub fn new() -> Self {
         Collector {
             flag: None,

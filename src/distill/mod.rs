@@ -30,9 +30,7 @@ use jsonschema::json::Json;
 use serde_json::Value;
 
 pub use build::local_pointer;
-pub use collect::{
-    Collector, Distilled, FlagPredicate, KeywordClasses, LocationReport, Problem, summary_line,
-};
+pub use collect::{Collector, Distilled, LocationReport, Problem, summary_line};
 pub use path::{OwnedTok, PathToken, cut_at_echo_bound};
 
 use keywords::SchemaNode;
@@ -69,44 +67,73 @@ pub struct ExplainOptions {
     pub assert_formats: bool,
 }
 
-/// The keyword a problem comes from.
+/// The keyword a problem comes from: the JSON Schema keyword of the
+/// variant's name unless its line says more.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Keyword {
+    /// `type`.
     Type,
+    /// `required`.
     Required,
+    /// `additionalProperties`.
     AdditionalProperties,
+    /// `unevaluatedProperties`.
     UnevaluatedProperties,
+    /// `propertyNames`.
     PropertyNames,
+    /// `dependentRequired`.
     DependentRequired,
+    /// `enum`.
     Enum,
+    /// `const`.
     Const,
+    /// `minimum`.
     Minimum,
+    /// `maximum`.
     Maximum,
+    /// `exclusiveMinimum`.
     ExclusiveMinimum,
+    /// `exclusiveMaximum`.
     ExclusiveMaximum,
+    /// `multipleOf`.
     MultipleOf,
+    /// `minLength`.
     MinLength,
+    /// `maxLength`.
     MaxLength,
+    /// `pattern`.
     Pattern,
+    /// `format`.
     Format,
+    /// `minItems`.
     MinItems,
+    /// `maxItems`.
     MaxItems,
+    /// `uniqueItems`.
     UniqueItems,
+    /// `contains`.
     Contains,
     /// `items: false`, or an item past a `false` prefix.
     Items,
+    /// `unevaluatedItems`.
     UnevaluatedItems,
+    /// `minProperties`.
     MinProperties,
+    /// `maxProperties`.
     MaxProperties,
     /// Only when no branch could be explored.
     AnyOf,
     /// Matches several branches, or (as `AnyOf`) none could be explored.
     OneOf,
-    /// Never a problem's keyword: only [`Problem::via`].
+    /// Never a problem's keyword: only `Problem::via`.
     AllOf,
+    /// `not`.
     Not,
     /// A `false` schema.
     False,
+    /// A keyword without a text of its own (a `$ref` left to jsonschema
+    /// rather than walked, another keyword that refused the instance), or
+    /// a walk that stopped (its step budget spent, its nesting too deep).
     Other,
 }
 

@@ -133,7 +133,7 @@ impl RootSet {
 }
 
 /// The root `key` of `document` as the gate validates it on `lane`: inlined
-/// ([`inlined_root_schema`]), and without the checks that the stages before
+/// (`inlined_root_schema`), and without the checks that the stages before
 /// the schema have already made on every message that reaches this root,
 /// or that the gate makes itself just before the verdict ([`Prechecks`]).
 /// Those are:

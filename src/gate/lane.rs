@@ -5,7 +5,9 @@ use crate::classify::{Classified, Kind};
 use crate::parse::{NodeKind, TapeNode};
 use crate::protocol::{Lane, Revision};
 
+/// The `_meta` key of the revision a 2026-07-28 request speaks.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of the capabilities a 2026-07-28 request declares.
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// Why a message has no lane, or breaks its lane's protocol fields.

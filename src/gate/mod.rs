@@ -92,14 +92,19 @@ impl std::str::FromStr for UnknownTools {
 /// The gate's answer to one message.
 #[derive(Debug)]
 pub enum Verdict<'g> {
+    /// Let it through: forward it (or answer 202 when no response is due).
     Allow(Allowed<'g>),
+    /// Refuse it: send the rejection as it is.
     Reject(Rejection),
 }
 
 /// A message the gate lets through, with what forwarding needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allowed<'g> {
+    /// What the message is: a request, a notification, a client's answer.
     pub kind: Kind,
+    /// The revision it speaks: the one `MCP-Protocol-Version` names (on
+    /// 2026-07-28, `_meta` names the same), 2025-03-26 without the header.
     pub revision: Revision,
     /// The method, for requests and notifications.
     pub method: Option<&'g str>,
@@ -172,12 +177,14 @@ impl Scratch {
 /// Makes [`Gate::check`] on this thread keep what a large body grew until
 /// [`release_thread_scratch`]: for a server worker whose reclaim task
 /// calls it once a burst of large bodies is over.
-pub fn hold_thread_scratch() {
+#[cfg(feature = "server")]
+pub(crate) fn hold_thread_scratch() {
     SCRATCH.with(|scratch| scratch.borrow_mut().hold_large = true);
 }
 
 /// Gives back what large bodies grew in this thread's scratch buffers.
-pub fn release_thread_scratch() -> bool {
+#[cfg(feature = "server")]
+pub(crate) fn release_thread_scratch() -> bool {
     SCRATCH.with(|scratch| {
         scratch
             .try_borrow_mut()
@@ -185,6 +192,9 @@ pub fn release_thread_scratch() -> bool {
     })
 }
 
+/// The gate: the compiled roots of the served revisions, the catalog in
+/// service and the rejection counters. Built once ([`Gate::new`]) and
+/// shared by every thread that checks messages ([`Gate::check`]).
 pub struct Gate {
     config: GateConfig,
     /// The revisions served, for `data.supported`.
@@ -260,10 +270,12 @@ impl Gate {
 
     /// What a call of a tool the catalog lacks signals to whoever learns
     /// the catalog from the upstream.
-    pub fn relearn(&self) -> &Arc<Relearn> {
+    #[cfg(feature = "server")]
+    pub(crate) fn relearn(&self) -> &Arc<Relearn> {
         &self.relearn
     }
 
+    /// What the gate was built from.
     pub fn config(&self) -> &GateConfig {
         &self.config
     }
@@ -351,7 +363,7 @@ impl Gate {
     /// A header field held twice, joined, missing or nominated (what the
     /// server refuses in the head, and what [`RequestHeaders::field_error`]
     /// reports for maps that keep every copy): 400, naming the field.
-    pub fn refuse_field(&self, error: FieldError) -> Rejection {
+    pub(crate) fn refuse_field(&self, error: FieldError) -> Rejection {
         let (message, header) = match error {
             FieldError::Repeated(name) => (
                 format!("Bad Request: the {name} header must be sent once, with one value"),

@@ -25,21 +25,25 @@ pub enum Watch {
     ToolsCall(std::sync::Arc<str>),
 }
 
-/// What watching found, counted.
+/// What watching found, counted ([`Gate::watched`]): what the server's
+/// metrics report, for an embedder to report as well.
 #[derive(Default, Debug)]
 pub struct Watched {
     /// `tools/call` results whose `structuredContent` failed the tool's
     /// output root.
-    pub output_mismatches: AtomicU64,
+    output_mismatches: AtomicU64,
     /// Catalogs learned from `tools/list` answers passing through.
-    pub catalogs_learned: AtomicU64,
+    catalogs_learned: AtomicU64,
 }
 
 impl Watched {
+    /// `tools/call` results whose `structuredContent` failed the tool's
+    /// output schema (relayed unaltered).
     pub fn output_mismatches(&self) -> u64 {
         self.output_mismatches.load(Ordering::Relaxed)
     }
 
+    /// Catalogs taken from `tools/list` answers passing through.
     pub fn catalogs_learned(&self) -> u64 {
         self.catalogs_learned.load(Ordering::Relaxed)
     }

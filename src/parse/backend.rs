@@ -54,11 +54,11 @@ impl JsonNumber for TapeNumber {
     }
 
     fn as_str(&self) -> Cow<'_, str> {
-        Cow::Owned(self.to_number().to_string())
+        Cow::Owned(TapeNumber::to_number(*self).to_string())
     }
 
     fn to_number(&self) -> Cow<'_, serde_json::Number> {
-        Cow::Owned(TapeNumber::to_number(self))
+        Cow::Owned(TapeNumber::to_number(*self))
     }
 
     fn is_integer(&self) -> bool {
@@ -67,7 +67,7 @@ impl JsonNumber for TapeNumber {
 
     fn is_written_as_integer(&self) -> bool {
         // Answer as `serde_json::Number` does for the same value (draft 4).
-        JsonNumber::is_written_as_integer(&TapeNumber::to_number(self))
+        JsonNumber::is_written_as_integer(&TapeNumber::to_number(*self))
     }
 }
 

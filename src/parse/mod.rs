@@ -48,8 +48,8 @@ mod subtree;
 
 use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
 
-pub use backend::{TapeArray, TapeJson, TapeObject};
-pub use node::{Elements, Members, NodeKind, TapeNode, TapeNumber};
+pub use backend::TapeJson;
+pub use node::{NodeKind, TapeNode};
 
 use dupes::{Defect, KeyTable};
 use reuse::{BodyStore, TapeStore};
@@ -64,6 +64,7 @@ pub struct ParseLimits {
 }
 
 impl ParseLimits {
+    /// The depth allowed unless another is given.
     pub const DEFAULT_MAX_DEPTH: usize = 64;
 }
 
@@ -171,6 +172,7 @@ impl Default for Parser {
 }
 
 impl Parser {
+    /// A parser with empty buffers, grown by the first bodies it parses.
     pub fn new() -> Self {
         let depth = ParseLimits::DEFAULT_MAX_DEPTH;
         Parser {

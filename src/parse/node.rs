@@ -73,6 +73,7 @@ impl<'p> TapeNode<'p> {
         self.nodes.nodes().as_ptr() as usize
     }
 
+    /// Which JSON type the node holds.
     pub fn kind(&self) -> NodeKind {
         match self.head() {
             Node::String(_) => NodeKind::String,
@@ -84,6 +85,7 @@ impl<'p> TapeNode<'p> {
         }
     }
 
+    /// The string, if this is one.
     pub fn as_str(&self) -> Option<&'p str> {
         match self.head() {
             Node::String(string) => Some(string),
@@ -91,6 +93,7 @@ impl<'p> TapeNode<'p> {
         }
     }
 
+    /// The boolean, if this is one.
     pub fn as_bool(&self) -> Option<bool> {
         match self.head() {
             Node::Static(StaticNode::Bool(value)) => Some(*value),
@@ -98,6 +101,7 @@ impl<'p> TapeNode<'p> {
         }
     }
 
+    /// Whether this is `null`.
     pub fn is_null(&self) -> bool {
         matches!(self.head(), Node::Static(StaticNode::Null))
     }
@@ -355,8 +359,8 @@ impl TapeNumber {
 
     /// The number as `serde_json` holds it. Parsing refuses non-finite
     /// floats, so every tape number has one.
-    pub fn to_number(&self) -> Number {
-        match *self {
+    pub fn to_number(self) -> Number {
+        match self {
             TapeNumber::I64(value) => Number::from(value),
             TapeNumber::U64(value) => Number::from(value),
             TapeNumber::F64(value) => Number::from_f64(value).unwrap_or_else(|| Number::from(0)),

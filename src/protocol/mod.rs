@@ -30,18 +30,26 @@ pub enum Revision {
 /// The two families of revisions, each with its own transport rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Lane {
+    /// 2026-07-28: every request stands alone, its revision and
+    /// capabilities in `_meta`, its method and name mirrored in headers.
     Modern,
+    /// The 2025 revisions: an initialize handshake, sessions the upstream
+    /// owns, a client's answers to server requests.
     Legacy,
 }
 
 /// One schema document in `priv/`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SchemaDocument {
+    /// `priv/mcp-2026-07-28.json`: the modern lane.
     Mcp2026_07_28,
+    /// `priv/mcp-2025-11-25.json`: every revision of the legacy lane.
     Mcp2025_11_25,
 }
 
 impl Revision {
+    /// Every revision the gateway can serve, newest first (a gate serves
+    /// them all unless its configuration narrows them).
     pub const ALL: [Revision; 4] = [
         Revision::V2026_07_28,
         Revision::V2025_11_25,
@@ -52,6 +60,7 @@ impl Revision {
     /// The revision assumed when a request names none (per the transport spec).
     pub const DEFAULT_WITHOUT_HEADER: Revision = Revision::V2025_03_26;
 
+    /// The revision as written in `MCP-Protocol-Version`, e.g. `"2026-07-28"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Revision::V2026_07_28 => "2026-07-28",
@@ -61,21 +70,16 @@ impl Revision {
         }
     }
 
+    /// The revision `text` names (`None`: not one served).
     pub fn parse(text: &str) -> Option<Revision> {
         Revision::ALL.into_iter().find(|r| r.as_str() == text)
     }
 
+    /// The lane whose transport rules the revision follows.
     pub fn lane(self) -> Lane {
         match self {
             Revision::V2026_07_28 => Lane::Modern,
             _ => Lane::Legacy,
-        }
-    }
-
-    pub fn document(self) -> SchemaDocument {
-        match self.lane() {
-            Lane::Modern => SchemaDocument::Mcp2026_07_28,
-            Lane::Legacy => SchemaDocument::Mcp2025_11_25,
         }
     }
 }
@@ -87,6 +91,7 @@ impl fmt::Display for Revision {
 }
 
 impl SchemaDocument {
+    /// Both documents.
     pub const ALL: [SchemaDocument; 2] =
         [SchemaDocument::Mcp2026_07_28, SchemaDocument::Mcp2025_11_25];
 
@@ -116,7 +121,9 @@ impl SchemaDocument {
 /// What a client-sent message is, as far as choosing its root goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RootKind<'a> {
+    /// A request with this method.
     Request(&'a str),
+    /// A notification with this method.
     Notification(&'a str),
     /// A client's result for a server request (legacy lane).
     Result,
@@ -302,10 +309,23 @@ pub fn compile_schema<F: jsonschema::json::Json>(
         })
 }
 
+/// A root that could not be compiled. The embedded documents' roots all
+/// compile (the tests hold it), so [`crate::Gate::new`] meeting one is a
+/// build defect, not a configuration to fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompileRootError {
-    NoSuchRoot { key: String },
-    Invalid { key: String, reason: String },
+    /// The document has no root by this name.
+    NoSuchRoot {
+        /// The `$defs` key asked for.
+        key: String,
+    },
+    /// The root is there but `jsonschema` refuses it.
+    Invalid {
+        /// The `$defs` key of the root.
+        key: String,
+        /// What `jsonschema` said.
+        reason: String,
+    },
 }
 
 impl fmt::Display for CompileRootError {
@@ -446,14 +466,11 @@ mod tests {
     }
 
     #[test]
-    fn revisions_map_to_their_lane_and_document() {
+    fn revisions_map_to_their_lane() {
         assert_eq!(Revision::parse("2026-07-28"), Some(Revision::V2026_07_28));
         assert_eq!(Revision::parse("2024-11-05"), None);
         assert_eq!(Revision::V2026_07_28.lane(), Lane::Modern);
-        assert_eq!(
-            Revision::V2025_03_26.document(),
-            SchemaDocument::Mcp2025_11_25
-        );
+        assert_eq!(Revision::V2025_03_26.lane(), Lane::Legacy);
         assert_eq!(Revision::DEFAULT_WITHOUT_HEADER.lane(), Lane::Legacy);
     }
 }

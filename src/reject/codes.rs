@@ -57,17 +57,26 @@ impl Condition {
 /// here and nowhere else.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DataKey {
+    /// The distilled locations of a schema refusal.
     Errors,
+    /// How many distinct locations had a problem, reported or not.
     Total,
+    /// The header a mismatch, a repeat or a nomination is about.
     Header,
+    /// What the body says the header should hold.
     Expected,
+    /// What the header held.
     Received,
+    /// The revisions the gate serves.
     Supported,
+    /// The revision the request named.
     Requested,
+    /// The client capabilities a request needs and did not declare.
     RequiredCapabilities,
 }
 
 impl DataKey {
+    /// Every key, in the order they are written.
     pub const ALL: [DataKey; 8] = [
         DataKey::Errors,
         DataKey::Total,
@@ -79,6 +88,7 @@ impl DataKey {
         DataKey::RequiredCapabilities,
     ];
 
+    /// The key as written in `error.data`.
     pub const fn as_str(self) -> &'static str {
         match self {
             DataKey::Errors => "errors",
@@ -92,6 +102,7 @@ impl DataKey {
         }
     }
 
+    /// The key named `key` (`None`: not one of the list).
     pub fn parse(key: &str) -> Option<DataKey> {
         DataKey::ALL.into_iter().find(|k| k.as_str() == key)
     }

@@ -14,8 +14,9 @@ use crate::distill::cut_at_echo_bound;
 
 /// Hints sent at most.
 pub const MAX_HINTS: usize = 5;
-/// Examples of valid input sent at most, and the largest one (bytes).
+/// Examples of valid input sent at most.
 pub const MAX_EXAMPLES: usize = 3;
+/// The largest example of valid input sent (bytes).
 pub const MAX_EXAMPLE_BYTES: usize = 1024;
 
 /// What the envelope says; texts are cut when written.

@@ -23,17 +23,20 @@ use crate::classify::{Classified, RequestId};
 /// A refusal: what the transport sends back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rejection {
+    /// Why: the row of the rejection table it was answered by.
     pub reason: Reason,
+    /// The HTTP status to answer with.
     pub status: u16,
     /// The exact body: a JSON-RPC error envelope.
     pub body: Vec<u8>,
 }
 
+#[cfg(feature = "server")]
 impl Rejection {
-    pub fn row(&self) -> &'static Row {
+    pub(crate) fn row(&self) -> &'static Row {
         self.reason.row()
     }
-    pub fn rejecter(&self) -> Rejecter {
+    pub(crate) fn rejecter(&self) -> Rejecter {
         self.row().rejecter
     }
 }
@@ -102,7 +105,7 @@ impl Rejections {
     /// Refuses a message. `message` is the one-line cause (`None`: the
     /// condition's default text); `classified` is `None` before the
     /// classify stage has run.
-    pub fn send(
+    pub(crate) fn send(
         &self,
         reason: Reason,
         classified: Option<&Classified<'_>>,
@@ -162,7 +165,7 @@ impl Rejections {
 
     /// Refuses a `tools/call` in the tool dialect: a result with
     /// `isError: true` carrying `error` (ARCHITECTURE.md, "The value gate").
-    pub fn send_tool_error(
+    pub(crate) fn send_tool_error(
         &self,
         reason: Reason,
         classified: &Classified<'_>,
@@ -216,7 +219,8 @@ impl Rejections {
     }
 
     /// Every row with its count, in table order.
-    pub fn snapshot(&self) -> impl Iterator<Item = (&'static Row, u64)> + '_ {
+    #[cfg(feature = "server")]
+    pub(crate) fn snapshot(&self) -> impl Iterator<Item = (&'static Row, u64)> + '_ {
         TABLE.iter().map(|row| (row, self.count(row.reason)))
     }
 }

@@ -7,18 +7,28 @@ use super::codes::{Condition, DataKey};
 /// The stage that refused a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rejecter {
+    /// The HTTP checks before the body is parsed (server and wire policy).
     Wire,
+    /// The forwarder, after the gate allowed the message.
     Forward,
+    /// Parsing the body.
     Parse,
+    /// Classifying the message.
     Classify,
+    /// Choosing the lane and checking the protocol fields in `_meta`.
     Lane,
+    /// Header binding (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`).
     Binding,
+    /// Finding the root for the revision and method.
     Dispatch,
+    /// The message schema.
     Schema,
+    /// The value gate: a `tools/call` against the tool's input root.
     Value,
 }
 
 impl Rejecter {
+    /// Its name in logs and metric labels.
     pub const fn as_str(self) -> &'static str {
         match self {
             Rejecter::Wire => "wire",
@@ -34,41 +44,83 @@ impl Rejecter {
     }
 }
 
-/// Why a message was refused; each has exactly one [`Row`].
+/// Why a message was refused. Each reason has exactly one row in the
+/// rejection table, which gives its HTTP status, its JSON-RPC error code
+/// and the data keys its answer may carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
+    /// An HTTP method the endpoint does not serve.
     MethodNotAllowed,
+    /// A path the server does not serve.
     UnknownPath,
+    /// An `Origin` outside the allow-list.
     OriginNotAllowed,
+    /// A missing or wrong bearer token.
     Unauthorized,
+    /// A `Content-Type` other than JSON.
     UnsupportedMediaType,
+    /// An `Accept` that does not allow the answers the endpoint may send
+    /// (JSON and an event stream; an event stream for GET).
     NotAcceptable,
+    /// A request head over its size or header-count limit.
     HeadTooLarge,
+    /// A request the HTTP/1.1 parser refuses.
     BadHttp,
+    /// A body over the limit.
     BodyTooLarge,
+    /// A field the gate or the upstream reads, sent twice or as two values
+    /// joined.
     RepeatedHeader,
+    /// HTTP/1.1 without `Host`.
     MissingHost,
+    /// A `Connection` header naming a field the gate or the upstream reads.
     NominatedHeader,
+    /// A body on GET or DELETE.
     BodyNotAllowed,
+    /// A body that is not JSON.
     MalformedJson,
+    /// A JSON-RPC batch (an array): not supported.
     Batch,
+    /// An object holding the same key twice.
     DuplicateKey,
+    /// Nesting deeper than the limit.
     TooDeep,
+    /// A request whose `id` is neither a string nor an integer.
     UnidentifiedRequest,
+    /// Not a JSON-RPC request or notification (or a client's answer on the
+    /// 2026-07-28 lane, which has no server requests to answer).
     UnknownMessage,
+    /// A revision the gate does not serve.
     UnsupportedProtocolVersion,
+    /// A missing or wrong protocol field in a 2026-07-28 request's `_meta`.
     ProtocolField,
+    /// `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` against what the
+    /// body says.
     HeaderMismatch,
+    /// A method the revision does not have.
     MethodNotFound,
+    /// A method the revision does not have, on the 2025 lane (whose
+    /// transports answer JSON-RPC errors with 200).
     MethodNotFoundLegacy,
+    /// The message schema refuses what `params` holds.
     InvalidParams,
+    /// The message schema refuses the envelope itself (`jsonrpc`, `id`,
+    /// `method`, `params` not an object).
     InvalidRequest,
+    /// Allowed, but no upstream is configured to send it to.
     NoUpstream,
+    /// Allowed, but the upstream could not be reached.
     UpstreamUnreachable,
+    /// Allowed and forwarded, but the upstream did not answer in time.
     UpstreamTimeout,
+    /// Allowed and forwarded, but the upstream's answer is not valid HTTP.
     UpstreamBadAnswer,
+    /// An `Mcp-Param-*` header against the argument it mirrors.
     ParamHeaderMismatch,
+    /// A `tools/call` of a tool the catalog lacks.
     UnknownTool,
+    /// A `tools/call` whose arguments fail the tool's input schema:
+    /// answered in the tool dialect.
     InvalidArguments,
 }
 
@@ -100,6 +152,7 @@ pub struct Row {
 
 use DataKey as K;
 
+/// The rejection table: one row per [`Reason`], at the reason's index.
 pub const TABLE: [Row; 33] = [
     row(
         Reason::MethodNotAllowed,
@@ -402,11 +455,11 @@ const fn row(
 }
 
 impl Reason {
-    pub const fn row(self) -> &'static Row {
+    pub(crate) const fn row(self) -> &'static Row {
         &TABLE[self as usize]
     }
 
-    pub const fn index(self) -> usize {
+    pub(crate) const fn index(self) -> usize {
         self as usize
     }
 }

@@ -81,12 +81,14 @@ impl crate::gate::RequestHeaders for Head<'_> {
 /// the connection after writing it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
+    /// The HTTP status.
     pub status: u16,
     /// E.g. `Some("application/json")`.
     pub content_type: Option<&'static str>,
     /// Extra headers, e.g. `("WWW-Authenticate", "Bearer")`. A value holding
     /// CR or LF is dropped (never written).
     pub headers: SmallVec<[(&'static str, String); 2]>,
+    /// The body, written as it is.
     pub body: Vec<u8>,
     /// Close the connection after writing this response.
     pub close: bool,
@@ -163,7 +165,10 @@ pub enum HttpError {
     HeadTooLarge,
     /// `Content-Length` over the limit (decided before any of the body is
     /// read), or a chunked body growing over it (413).
-    BodyTooLarge { limit: usize },
+    BodyTooLarge {
+        /// The body limit, in bytes, for the answer to name.
+        limit: usize,
+    },
     /// A malformed request line or header, a bad chunk size line, both
     /// `Content-Length` and `Transfer-Encoding`, an invalid `Content-Length`,
     /// or a `Transfer-Encoding` other than `chunked` (400).
@@ -200,7 +205,7 @@ pub trait Service: Send + Sync + 'static {
             _ => 502,
         })
     }
-    /// A watched answer ([`Forward::watch`]) was relayed in full. Not
+    /// A watched answer (`Forward::watch`) was relayed in full. Not
     /// called when the answer was cut short or outgrew the body limit.
     fn on_answer(&self, pending: Self::Pending, answer: WatchedAnswer<'_>) {
         let _ = (pending, answer);
@@ -295,10 +300,11 @@ pub struct ServerConfig {
     /// Worker threads, each with its own runtime and `SO_REUSEPORT` listener.
     /// Default: `std::thread::available_parallelism()`.
     pub workers: usize,
+    /// The driver the workers run on (`ServerConfig::new`: epoll).
     pub io_driver: IoDriver,
     /// The largest request body (bytes, after de-chunking).
     pub body_limit: usize,
-    /// Most headers in one head (clamped to 1..=[`MAX_HEADERS_CAP`]).
+    /// Most headers in one head (clamped to 1..=`MAX_HEADERS_CAP`).
     pub max_headers: usize,
     /// Largest head (request line + headers + blank line), bytes.
     pub max_head_bytes: usize,

@@ -45,6 +45,7 @@ struct SignalInner {
 }
 
 impl ShutdownSignal {
+    /// A signal not yet triggered.
     pub fn new() -> ShutdownSignal {
         ShutdownSignal::default()
     }
@@ -58,6 +59,7 @@ impl ShutdownSignal {
         }
     }
 
+    /// Whether the shutdown has started.
     pub fn is_triggered(&self) -> bool {
         self.inner.triggered.load(Ordering::SeqCst)
     }

@@ -23,7 +23,9 @@ pub struct Malformed;
 pub enum BodyFraming {
     /// No body (1xx, 204, 304, or `Content-Length: 0`).
     None,
+    /// `Content-Length`: this many bytes.
     Length(u64),
+    /// `Transfer-Encoding: chunked`.
     Chunked,
     /// Until the upstream closes the connection.
     UntilClose,
@@ -56,7 +58,7 @@ pub enum Parsed {
 }
 
 /// Parses an answer head at the start of `buf`. `Err`: not HTTP/1.x, an
-/// invalid or conflicting framing, or a head over [`MAX_ANSWER_HEAD`].
+/// invalid or conflicting framing, or a head over `MAX_ANSWER_HEAD`.
 pub fn parse_head(buf: &[u8]) -> Result<Parsed, Malformed> {
     let mut storage = [httparse::EMPTY_HEADER; MAX_ANSWER_HEADERS];
     let mut answer = httparse::Response::new(&mut storage);
@@ -168,13 +170,18 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, Malformed> {
 /// Where a body being read stands.
 #[derive(Debug)]
 pub enum BodyState {
+    /// This many bytes still to come.
     Length(u64),
+    /// Within a chunked body: where its chunk lines stand.
     Chunked(Chunked),
+    /// Everything until the upstream closes the connection.
     UntilClose,
+    /// The body is complete.
     Done,
 }
 
 impl BodyState {
+    /// The start of a body delimited by `framing`.
     pub fn new(framing: BodyFraming) -> BodyState {
         match framing {
             BodyFraming::None | BodyFraming::Length(0) => BodyState::Done,
@@ -184,6 +191,7 @@ impl BodyState {
         }
     }
 
+    /// Whether the whole body has been taken.
     pub fn is_done(&self) -> bool {
         matches!(self, BodyState::Done)
     }

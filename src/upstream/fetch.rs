@@ -25,8 +25,6 @@ pub struct Listed {
     pub tools: Vec<Value>,
     /// The `ttlMs` of the last page, if it gave one.
     pub ttl: Option<Duration>,
-    /// The revision the list was asked on.
-    pub revision: &'static str,
 }
 
 /// The upstream's whole tool list.
@@ -69,11 +67,7 @@ fn list_modern(endpoint: &UpstreamConfig, timeout: Duration) -> Result<Listed, S
                 .get("ttlMs")
                 .and_then(Value::as_u64)
                 .map(Duration::from_millis);
-            return Ok(Listed {
-                tools,
-                ttl,
-                revision: "2026-07-28",
-            });
+            return Ok(Listed { tools, ttl });
         }
     }
     Err(format!("more than {MAX_PAGES} pages"))
@@ -114,11 +108,7 @@ fn list_legacy(endpoint: &UpstreamConfig, timeout: Duration) -> Result<Listed, S
         // The session is ours to end; a failure here changes nothing.
         let _ = exchange(endpoint, "DELETE", &headers, None, timeout);
     }
-    outcome.map(|()| Listed {
-        tools,
-        ttl: None,
-        revision: REVISION,
-    })
+    outcome.map(|()| Listed { tools, ttl: None })
 }
 
 fn collect_page(
@@ -332,10 +322,13 @@ mod tests {
             ),
         ]);
         let listed = list_tools(&endpoint, Duration::from_secs(5)).unwrap();
-        assert_eq!(listed.revision, "2026-07-28");
         assert_eq!(listed.tools.len(), 2);
         assert_eq!(listed.ttl, Some(Duration::from_secs(30)));
         let seen = seen.join().unwrap();
+        assert!(
+            seen.iter()
+                .all(|r| r.contains("MCP-Protocol-Version: 2026-07-28"))
+        );
         assert!(seen[0].contains("Mcp-Method: tools/list"));
         assert!(seen[1].contains(r#""cursor":"p2""#));
     }
@@ -358,9 +351,9 @@ mod tests {
             "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".to_owned(),
         ]);
         let listed = list_tools(&endpoint, Duration::from_secs(5)).unwrap();
-        assert_eq!(listed.revision, "2025-11-25");
         assert_eq!(listed.tools[0]["name"], "echo");
         let seen = seen.join().unwrap();
+        assert!(seen[3].contains("MCP-Protocol-Version: 2025-11-25"));
         assert!(seen[3].contains("Mcp-Session-Id: s-1"));
         assert!(seen[4].starts_with("DELETE /mcp"));
     }

@@ -12,7 +12,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 pub use answer::{AnswerHead, BodyFraming};
-pub use pool::{Pool, UpstreamConn};
+pub use pool::Pool;
 
 /// Where to forward, and how long to wait for it.
 #[derive(Debug, Clone, PartialEq, Eq)]

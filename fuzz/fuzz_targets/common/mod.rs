@@ -4,17 +4,17 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use mcpgate::catalog::{Catalog, CatalogOptions};
-use mcpgate::distill::{ECHO_BOUND, MAX_LOCATIONS, MAX_PROBLEMS};
-use mcpgate::gate::{Gate, GateConfig, RequestHeaders, Verdict};
-use mcpgate::reject::Dialect;
-use mcpgate::reject::codes::DataKey;
-use mcpgate::reject::dialect::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_HINTS};
-use mcpgate::reject::envelope::MAX_MESSAGE_BYTES;
-use mcpgate::reject::{Reason, Rejecter, Rejection};
-use mcpgate::server::http::{FrameLimits, frame_request};
-use mcpgate::service::http_error_reason;
-use mcpgate::service::wire::WirePolicy;
+use mcpgate::internal::distill::{ECHO_BOUND, MAX_LOCATIONS, MAX_PROBLEMS};
+use mcpgate::internal::reject::codes::DataKey;
+use mcpgate::internal::reject::dialect::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_HINTS};
+use mcpgate::internal::reject::envelope::MAX_MESSAGE_BYTES;
+use mcpgate::internal::reject::{Dialect, Rejecter, TABLE, row};
+use mcpgate::internal::server::http::{FrameLimits, frame_request};
+use mcpgate::internal::service::http_error_reason;
+use mcpgate::internal::service::wire::WirePolicy;
+use mcpgate::{
+    Catalog, CatalogOptions, Gate, GateConfig, Reason, Rejection, RequestHeaders, Verdict,
+};
 use serde_json::Value;
 
 /// A small body limit keeps executions fast and makes 413 reachable.
@@ -86,9 +86,15 @@ pub fn check_with(gate: &Gate, headers: &(impl RequestHeaders + ?Sized), body: &
     // replaying inputs run on several threads).
     static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let before: u64 = gate.rejections().snapshot().map(|(_, n)| n).sum();
+    let before: u64 = TABLE
+        .iter()
+        .map(|r| gate.rejections().count(r.reason))
+        .sum();
     let verdict = gate.check(headers, body);
-    let after: u64 = gate.rejections().snapshot().map(|(_, n)| n).sum();
+    let after: u64 = TABLE
+        .iter()
+        .map(|r| gate.rejections().count(r.reason))
+        .sum();
     match verdict {
         Verdict::Allow(allowed) => {
             assert_eq!(after, before, "an allowed message was counted as refused");
@@ -116,7 +122,7 @@ pub fn check_with(gate: &Gate, headers: &(impl RequestHeaders + ?Sized), body: &
 /// envelope with data keys from the row, every string within its bound,
 /// and the whole answer within [`ANSWER_MAX`].
 pub fn check_rejection(rejection: &Rejection, body: &[u8]) {
-    let row = rejection.row();
+    let row = row(rejection.reason);
     assert_eq!(rejection.status, row.status);
     assert!(
         rejection.body.len() <= ANSWER_MAX,
@@ -279,7 +285,7 @@ pub fn modern_headers(body: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
     };
     if let Some(method) = value.get("method").and_then(Value::as_str) {
         headers.push(("Mcp-Method", method.as_bytes().to_vec()));
-        let member = mcpgate::gate::binding::name_member(method);
+        let member = mcpgate::internal::gate::binding::name_member(method);
         if let Some(name) = member.and_then(|m| value["params"].get(m)?.as_str()) {
             headers.push(("Mcp-Name", header_value(name)));
         }
@@ -343,7 +349,7 @@ pub fn check_framing(data: &[u8]) {
             // head, then the gate on the body with the headers as sent.
             let headers = framed.headers.as_slice();
             if let Err(refusal) = WirePolicy::default().check(headers) {
-                let row = refusal.reason.row();
+                let row = row(refusal.reason);
                 assert_eq!(row.rejecter, Rejecter::Wire);
                 assert!((400..500).contains(&row.status));
             }
@@ -351,7 +357,7 @@ pub fn check_framing(data: &[u8]) {
         }
         Ok(None) => {}
         Err(error) => {
-            let status = http_error_reason(*error).row().status;
+            let status = row(http_error_reason(*error)).status;
             assert!((400..500).contains(&status), "{error:?} answers {status}");
         }
     }

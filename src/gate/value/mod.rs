@@ -24,8 +24,11 @@ use hints::{HintInput, schemas_at};
 /// The gates a refused call's problems are sorted into, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gate {
+    /// Properties the call must give and did not.
     Required,
+    /// Keys the tool's closed schema does not name.
     UnknownKeys,
+    /// Values of the wrong type, format, range or shape.
     Values,
 }
 
@@ -53,7 +56,7 @@ pub fn explain(tool: &Tool, arguments: Option<TapeNode<'_>>) -> (Distilled, Gate
     explain_counted(tool, arguments).0
 }
 
-/// [`explain`], with what its walk cost (for tests that hold the cost).
+/// `explain`, with what its walk cost (for tests that hold the cost).
 pub fn explain_counted(
     tool: &Tool,
     arguments: Option<TapeNode<'_>>,

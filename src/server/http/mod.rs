@@ -30,8 +30,7 @@
 pub(crate) mod parse;
 mod relay;
 
-#[doc(hidden)]
-pub use self::parse::{FrameLimits, Framed, frame_request};
+pub use self::parse::{FrameLimits, frame_request};
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;

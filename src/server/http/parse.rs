@@ -343,16 +343,17 @@ fn parse_chunk_size(line: &[u8]) -> Result<u64, HttpError> {
 }
 
 /// The limits [`frame_request`] applies (those of [`crate::server::ServerConfig`]).
-#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameLimits {
+    /// The most headers a head may have.
     pub max_headers: usize,
+    /// The largest head, blank line included (bytes).
     pub max_head_bytes: usize,
+    /// The largest body, after de-chunking (bytes).
     pub body_limit: usize,
 }
 
 /// One request as the connection layer frames it.
-#[doc(hidden)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Framed {
     /// Bytes of the head, blank line included.
@@ -376,7 +377,6 @@ pub struct Framed {
 /// over the buffer the body was read into. `Ok(None)`: `raw` ends before
 /// the request does. For the fuzz target and tests: the connection itself
 /// runs the same functions around its reads.
-#[doc(hidden)]
 pub fn frame_request(
     raw: &[u8],
     read_size: usize,
