@@ -170,7 +170,9 @@ def run(args, address, body_limit):
     print(f"attackers {args.attackers}: {len(attack_ms)} bodies of {len(attack) >> 20} MiB, "
           f"median {statistics.median(attack_ms):.1f} ms per body")
     print(f"bystanders {args.bystanders}: {len(latencies)} calls, median "
-          f"{statistics.median(latencies):.2f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms")
+          f"{statistics.median(latencies):.2f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms; "
+          f"over 50 ms: {sum(t > 50 for t in latencies)}, over 100 ms: "
+          f"{sum(t > 100 for t in latencies)}, over 150 ms: {sum(t > 150 for t in latencies)}")
     return 1 if failures else 0
 
 

@@ -60,6 +60,9 @@ use crate::upstream::{Pool, encode_request};
 const INITIAL_BUF: usize = 4096;
 /// Read buffers larger than this are shrunk when the connection goes idle.
 const KEEP_BUF: usize = 64 * 1024;
+/// How long a connection that sent a body over [`KEEP_BUF`] waits after
+/// its answer before its next request is read.
+const LARGE_BODY_PAUSE: Duration = Duration::from_millis(1);
 /// Below this much free room, the buffer is compacted or grown before a read.
 const MIN_READ: usize = 1024;
 /// Room beyond head + body: the partial chunk line or trailer line being
@@ -494,6 +497,13 @@ impl<S: Service> Conn<'_, S> {
                 if self.buf.capacity() > KEEP_BUF {
                     self.buf.shrink_to(INITIAL_BUF);
                     self.worker.reclaim.released();
+                    // A body this large held the worker for a while, and
+                    // the connections that became ready meanwhile are known
+                    // only once the driver is polled: parking on a timer
+                    // polls it, so they are served before this connection's
+                    // next body (a worker finishes the body it holds, no
+                    // more, however fast a client sends the next).
+                    monoio::time::sleep(LARGE_BODY_PAUSE).await;
                 }
                 // Under load the answer just written has not reached the
                 // client yet: let the other ready connections go first, so
