@@ -615,4 +615,43 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// `mcpgate.example.toml` in the repository.
+    fn example_path() -> PathBuf {
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/mcpgate.example.toml"))
+    }
+
+    #[test]
+    fn the_example_file_holds_the_built_in_defaults() {
+        let args = ServeArgs {
+            config: Some(example_path()),
+            ..ServeArgs::default()
+        };
+        let from_file = Settings::resolve(&args).unwrap();
+        let built_in = Settings::resolve(&ServeArgs::default()).unwrap();
+        assert_eq!(format!("{from_file:?}"), format!("{built_in:?}"));
+    }
+
+    #[test]
+    fn the_example_file_names_every_key() {
+        let text = std::fs::read_to_string(example_path()).unwrap();
+        // Its commented keys, set, are keys too.
+        let all: String = text
+            .lines()
+            .map(|line| match line.strip_prefix("# ") {
+                Some(rest)
+                    if rest.split_once(" = ").is_some_and(|(key, _)| {
+                        key.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                    }) =>
+                {
+                    rest
+                }
+                _ => line,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let settings: FileSettings = toml::from_str(&all).unwrap();
+        let shown = format!("{settings:?}");
+        assert!(!shown.contains("None"), "a key is missing: {shown}");
+    }
 }
