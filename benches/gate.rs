@@ -160,23 +160,25 @@ fn tools_call_values(c: &mut Criterion) {
     group.finish();
 }
 
-/// A call of `tool` of about `size` bytes whose one empty array in
-/// `arguments` is filled with copies of `item`.
-fn filled_call(
-    tool: &str,
-    arguments: serde_json::Value,
+/// A call of about `size` bytes: `headers` and the body of `call` (from
+/// `tool_call`) with its one empty array filled with copies of `item` and
+/// ending with `last`.
+fn filled(
+    call: (Vec<(String, String)>, Vec<u8>),
     size: usize,
     item: &str,
+    last: &str,
 ) -> (Vec<(String, String)>, Vec<u8>) {
-    let (mut headers, skeleton) = tool_call(tool, arguments);
-    if tool == "get_account" {
-        headers.push(("Mcp-Param-Account-Id".to_owned(), "1".to_owned()));
-    }
+    let (headers, skeleton) = call;
     let skeleton = String::from_utf8(skeleton).unwrap();
     let (head, tail) = skeleton.split_once("[]").unwrap();
     let count = (size - skeleton.len()) / (item.len() + 1);
-    let items = vec![item; count].join(",");
-    (headers, format!("{head}[{items}]{tail}").into_bytes())
+    let mut items = vec![item; count - 1];
+    items.push(last);
+    (
+        headers,
+        format!("{head}[{}]{tail}", items.join(",")).into_bytes(),
+    )
 }
 
 fn value_items(c: &mut Criterion) {
@@ -184,23 +186,24 @@ fn value_items(c: &mut Criterion) {
     // As a server worker keeps them through a burst of large bodies.
     let mut scratch = Scratch::holding_large();
     let limit = GateConfig::default().body_limit;
-    let account = json!({"accountId": 1, "fields": []});
-    let shipment = json!({"orderId": "123-1234567-1234567", "lines": [],
-        "shipTo": {"name": "A", "line1": "B", "city": "C", "country": "DE"}});
-    for (name, tool, arguments, item, allowed) in [
-        ("wrong_items_4mib", "get_account", &account, "1", false),
-        ("valid_items_4mib", "get_account", &account, "\"a\"", true),
-        (
-            "incomplete_lines_4mib",
-            "create_shipment",
-            &shipment,
-            "{}",
-            false,
-        ),
+    let mut account = tool_call("get_account", json!({"accountId": 1, "fields": []}));
+    // Its `accountId` travels as a header too.
+    account
+        .0
+        .push(("Mcp-Param-Account-Id".to_owned(), "1".to_owned()));
+    let shipment = tool_call(
+        "create_shipment",
+        json!({"orderId": "123-1234567-1234567", "lines": [],
+            "shipTo": {"name": "A", "line1": "B", "city": "C", "country": "DE"}}),
+    );
+    for (name, call, item, allowed) in [
+        ("wrong_items_4mib", &account, "1", false),
+        ("valid_items_4mib", &account, "\"a\"", true),
+        ("incomplete_lines_4mib", &shipment, "{}", false),
     ] {
         // The same size on every side (2M wrong items, 1M valid ones,
         // 1.4M lines missing two members each).
-        let (headers, body) = filled_call(tool, arguments.clone(), limit - 64, item);
+        let (headers, body) = filled(call.clone(), limit - 64, item, item);
         assert!(body.len() <= limit);
         let verdict = case
             .gate
@@ -258,14 +261,11 @@ fn value_shapes(c: &mut Criterion) {
     for _ in 0..25 {
         deep = json!({"children": [deep]});
     }
-    let deep = json!({ "root": deep });
-    let (tree_headers, skeleton) = tool_call("tree", deep);
-    let skeleton = String::from_utf8(skeleton).unwrap();
-    let (head, tail) = skeleton.split_once("[]").unwrap();
-    let leaves = vec!["{}"; (limit - 64 - skeleton.len()) / 3 - 1].join(",");
-    let tree_body = format!("{head}[{leaves},1]{tail}").into_bytes();
-    let valid_tree_body = format!("{head}[{leaves},{{}}]{tail}").into_bytes();
-    let (tag_headers, tag_body) = filled_call("tag", json!({"tags": []}), limit - 64, "1");
+    let tree = tool_call("tree", json!({ "root": deep }));
+    let (tree_headers, tree_body) = filled(tree.clone(), limit - 64, "{}", "1");
+    let (_, valid_tree_body) = filled(tree, limit - 64, "{}", "{}");
+    let (tag_headers, tag_body) =
+        filled(tool_call("tag", json!({"tags": []})), limit - 64, "1", "1");
     for (name, headers, body, allowed) in [
         ("wrong_optional_items_4mib", &tag_headers, tag_body, false),
         (

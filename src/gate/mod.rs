@@ -152,14 +152,11 @@ impl Scratch {
         }
     }
 
-    /// Gives back what a body over [`Scratch::KEEP_BODY`] grew; true when
-    /// there was something to give.
-    pub fn release(&mut self) -> bool {
-        let grown = std::mem::take(&mut self.grown);
-        if grown {
+    /// Gives back what a body over [`Scratch::KEEP_BODY`] grew.
+    pub fn release(&mut self) {
+        if std::mem::take(&mut self.grown) {
             self.parser = Parser::default();
         }
-        grown
     }
 
     /// After a body: gives back what it grew, or notes it for
@@ -184,12 +181,12 @@ pub(crate) fn hold_thread_scratch() {
 
 /// Gives back what large bodies grew in this thread's scratch buffers.
 #[cfg(feature = "server")]
-pub(crate) fn release_thread_scratch() -> bool {
+pub(crate) fn release_thread_scratch() {
     SCRATCH.with(|scratch| {
-        scratch
-            .try_borrow_mut()
-            .is_ok_and(|mut scratch| scratch.release())
-    })
+        if let Ok(mut scratch) = scratch.try_borrow_mut() {
+            scratch.release();
+        }
+    });
 }
 
 /// The gate: the compiled roots of the served revisions, the catalog in

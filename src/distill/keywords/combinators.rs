@@ -33,6 +33,13 @@ struct Branch<F: Json> {
     required: Vec<F::PreparedKey>,
 }
 
+impl<F: Json> Branch<F> {
+    /// Whether the branch can admit a value of type bit `found`.
+    fn admits(&self, found: u8) -> bool {
+        self.types.is_none_or(|types| types.admits(found))
+    }
+}
+
 struct Discriminator<F: Json> {
     name: String,
     key: F::PreparedKey,
@@ -190,13 +197,13 @@ impl<F: Json> Alternatives<F> {
 
     fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
         let found = type_bit::<F>(instance);
-        let admits = |branch: &&Branch<F>| branch.types.is_none_or(|types| types.admits(found));
+        let admits = |branch: &&Branch<F>| branch.admits(found);
         if self.branches.iter().filter(admits).nth(1).is_none() {
             // At most one branch admits the value's type: the alternatives
             // hold exactly when that branch does, which the walk into it
             // finds. Asking its validator first would go over the value
             // twice, and at every level of a recursive schema again.
-            w.inside(self.keyword, |w| self.explain(w, instance));
+            w.inside(self.keyword, |w| self.explain(w, instance, found));
             return;
         }
         let mut valid = 0;
@@ -216,16 +223,16 @@ impl<F: Json> Alternatives<F> {
             }
             _ => return,
         }
-        w.inside(self.keyword, |w| self.explain(w, instance));
+        w.inside(self.keyword, |w| self.explain(w, instance, found));
     }
 
-    /// Why no branch (of a `oneOf`: no single branch) admits `instance`.
-    fn explain<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
-        let found = type_bit::<F>(instance);
+    /// Why no branch (of a `oneOf`: no single branch) admits `instance`,
+    /// whose type bit is `found`.
+    fn explain<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>, found: u8) {
         let mut candidates: SmallVec<[&Branch<F>; 8]> = self
             .branches
             .iter()
-            .filter(|branch| branch.types.is_none_or(|types| types.admits(found)))
+            .filter(|branch| branch.admits(found))
             .collect();
         if candidates.is_empty() {
             w.report(
@@ -312,11 +319,7 @@ fn find_discriminator<F: Json>(
     let objects: Vec<usize> = branches
         .iter()
         .enumerate()
-        .filter(|(_, branch)| {
-            branch
-                .types
-                .is_none_or(|types| types.admits(TypeMask::OBJECT))
-        })
+        .filter(|(_, branch)| branch.admits(TypeMask::OBJECT))
         .map(|(i, _)| i)
         .collect();
     if objects.len() < 2 {
