@@ -4,7 +4,7 @@
 //!
 //! Why beside criterion: criterion times the check and the baseline
 //! seconds apart, so on a shared machine a slow spell that hits one of
-//! them moves their ratio (runs of the same code gave 2.4× to 3.4×). Here
+//! them moves their ratio by more than the differences measured. Here
 //! each pair of blocks runs back to back, in alternating order, so a spell
 //! hits both sides of a pair about equally; the median of the pairs'
 //! ratios is what the comparison "in the same run" means.
@@ -27,7 +27,9 @@ use value_gate::{SearchOrders, tool_call};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const DEFAULT_ROUNDS: usize = 201;
-/// Calls per block: about 2 ms of checks, 6 ms of baseline.
+/// Calls per block: milliseconds of each side, long enough that the clock's
+/// reading costs nothing beside it, short enough that a slow spell hits
+/// both blocks of a pair.
 const BLOCK: u32 = 2_000;
 
 fn main() {

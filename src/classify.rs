@@ -71,8 +71,8 @@ impl RequestId {
                 Some(Some(RequestId(out)))
             }
             NodeKind::Number if node.is_integer() => {
-                // `itoa`: the formatting machinery took 300 instructions
-                // for the id `1`, a third of the classify stage.
+                // `itoa`: `core::fmt`'s machinery is heavy for a stage
+                // this small.
                 let mut digits = itoa::Buffer::new();
                 let text = match node.as_i64() {
                     Some(n) => digits.format(n),

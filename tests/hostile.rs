@@ -23,12 +23,12 @@ const BODY_LIMIT: usize = 4 * 1024 * 1024;
 
 /// Peak resident memory a server may reach in these tests, in KiB.
 ///
-/// A server starts at about 26 MiB (compiled schemas, two workers'
-/// runtimes); then it holds per connection a read buffer of at most
+/// A server starts with its compiled schemas and two workers' runtimes;
+/// then it holds per connection a read buffer of at most
 /// `max_head_bytes + body_limit + 16 KiB` and per worker a parse scratch of
 /// a few times the largest body parsed. The largest bodies here are 1 MiB
-/// texts (measured peak: about 60 MiB); 128 MiB leaves room for that and
-/// still catches a buffer that grows with what a client sends (10,000
+/// texts; 128 MiB leaves room for what they need (the peaks measured are in
+/// benches/MEASUREMENTS.md, "Fuzzing and soak runs") and still catches a buffer that grows with what a client sends (10,000
 /// headers, a 2 GiB length, a body dribbled for ever).
 const PEAK_RSS_KIB: u64 = 128 * 1024;
 

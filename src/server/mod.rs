@@ -241,10 +241,11 @@ pub enum IoDriver {
 
 impl IoDriver {
     /// The driver when none is set. In front of an upstream, io_uring where
-    /// it is offered here: a forwarded request cost about a third less
-    /// gateway CPU on it than on epoll (README, Performance). Otherwise
-    /// epoll, which served the verdict service with less CPU per request
-    /// than io_uring (README, Performance).
+    /// it is offered here: a forwarded request costs less gateway CPU on it
+    /// than on epoll (benches/README.md, "Through the gateway"). Otherwise
+    /// epoll, which served the verdict service, as deployed, with less CPU
+    /// per request than io_uring (benches/README.md, "The server, one
+    /// worker").
     pub fn default_for(forwarding: bool) -> IoDriver {
         if forwarding && Self::uring_offered() {
             IoDriver::Uring

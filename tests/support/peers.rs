@@ -81,6 +81,12 @@ pub fn ts_client(url: &str, mode: &str, extra: &[&str], ops: &[&str]) -> Vec<Val
 }
 
 pub fn checked(ran: Ran, what: &str) -> Vec<Value> {
+    succeeded(&ran, what);
+    ran.json_lines()
+}
+
+/// Fails the test, with what `what` printed, unless it exited 0.
+pub fn succeeded(ran: &Ran, what: &str) {
     assert!(
         ran.status.success(),
         "{what} failed ({})\nstdout:\n{}\nstderr:\n{}",
@@ -88,7 +94,6 @@ pub fn checked(ran: Ran, what: &str) -> Vec<Value> {
         ran.stdout,
         ran.stderr
     );
-    ran.json_lines()
 }
 
 /// The lines of one op (`list`, `call`, `progress`, ...).
