@@ -185,7 +185,10 @@ fn close_the_one_part(site: &mut Map<String, Value>, root: &Value, twins: &mut T
             let Some(branches) = site.get_mut(*branches).and_then(Value::as_array_mut) else {
                 return false;
             };
-            let mut objects = branches.iter().enumerate().filter(|(_, b)| admits_objects(b));
+            let mut objects = branches
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| admits_objects(b));
             let (Some((one, _)), None) = (objects.next(), objects.next()) else {
                 return false;
             };
@@ -229,7 +232,10 @@ fn close_through_ref(site: &mut Map<String, Value>, root: &Value, twins: &mut Tw
     if !closes_alone(definition) || names_a_base(definition) {
         return false;
     }
-    site.insert("$ref".into(), Value::String(twins.reference(&pointer, root)));
+    site.insert(
+        "$ref".into(),
+        Value::String(twins.reference(&pointer, root)),
+    );
     true
 }
 
@@ -270,10 +276,7 @@ fn names_a_base(part: &Map<String, Value>) -> bool {
         ) && value.is_string()
             || match value {
                 Value::Object(inner) => names_a_base(inner),
-                Value::Array(items) => items
-                    .iter()
-                    .filter_map(Value::as_object)
-                    .any(names_a_base),
+                Value::Array(items) => items.iter().filter_map(Value::as_object).any(names_a_base),
                 _ => false,
             }
     })
@@ -417,7 +420,10 @@ mod tests {
         let items = &closed["$defs"]["mcpgate-closed-0"]["properties"]["children"]["items"];
         assert_eq!(items["anyOf"][0], json!({"$ref": twin}));
         assert!(items.get("unevaluatedProperties").is_none());
-        assert_eq!(closed["$defs"]["mcpgate-closed-0"]["additionalProperties"], false);
+        assert_eq!(
+            closed["$defs"]["mcpgate-closed-0"]["additionalProperties"],
+            false
+        );
         assert!(closed["$defs"].get("mcpgate-closed-1").is_none());
     }
 
@@ -438,7 +444,10 @@ mod tests {
         for site in ["two", "untyped", "based", "itself"] {
             assert_eq!(properties[site]["unevaluatedProperties"], false, "{site}");
         }
-        assert_eq!(properties["inline"]["oneOf"][0]["additionalProperties"], false);
+        assert_eq!(
+            properties["inline"]["oneOf"][0]["additionalProperties"],
+            false
+        );
         assert!(properties["inline"].get("unevaluatedProperties").is_none());
         assert!(closed["$defs"].get("mcpgate-closed-0").is_none());
     }
@@ -474,7 +483,11 @@ mod tests {
             json!({"pick": {"z": 2}}),
             json!({"other": 1}),
         ] {
-            assert_eq!(twins.is_valid(&instance), whole.is_valid(&instance), "{instance}");
+            assert_eq!(
+                twins.is_valid(&instance),
+                whole.is_valid(&instance),
+                "{instance}"
+            );
         }
     }
 }
