@@ -3,6 +3,8 @@
 //! connection keeps getting correct answers meanwhile, and the server's
 //! peak memory stays bounded.
 
+#[path = "support/bodies.rs"]
+mod bodies;
 #[path = "support/process.rs"]
 mod process;
 mod support;
@@ -865,4 +867,42 @@ fn a_body_at_the_limit_full_of_wrong_items_is_refused_as_a_tool_error_while_othe
     // may hold one such body at once: bounded by the body limit, not by
     // the number of wrong items.
     hostile.finish_within(2 * PEAK_RSS_KIB);
+}
+
+/// A client that pipelines large bodies holds its worker for the body being
+/// checked, no more: a request that arrived meanwhile on another connection
+/// is answered before the client's next body, on either I/O driver.
+#[test]
+fn pipelined_large_bodies_let_a_waiting_connection_in_between() {
+    for driver in ["epoll", "uring"] {
+        let server = configured(&format!("workers = 1\nio_driver = {driver:?}\n"));
+        let headers = bodies::listen_headers();
+        let large = raw_request(&headers, &bodies::wrong_items_body(100_000));
+        let small = request(&tools_call(json!(5), "echo", json!({"text": "hi"})));
+        let mut other = server.connect();
+        other.write_all(&small).unwrap();
+        assert_eq!(read_answer(&mut other).status, 204, "{driver}");
+
+        let mut client = server.connect();
+        let mut writer = client.try_clone().unwrap();
+        let pipelined = large.repeat(3);
+        let writing = std::thread::spawn(move || writer.write_all(&pipelined).unwrap());
+        // The first body is answered: the worker holds the second.
+        assert_eq!(read_answer(&mut client).status, 400, "{driver}");
+        other.write_all(&small).unwrap();
+        let waiting = std::thread::spawn(move || {
+            let answer = read_answer(&mut other);
+            (answer.status, std::time::Instant::now())
+        });
+        assert_eq!(read_answer(&mut client).status, 400, "{driver}");
+        assert_eq!(read_answer(&mut client).status, 400, "{driver}");
+        let third = std::time::Instant::now();
+        writing.join().unwrap();
+        let (status, answered) = waiting.join().unwrap();
+        assert_eq!(status, 204, "{driver}");
+        assert!(
+            answered < third,
+            "{driver}: the waiting request was answered after the client's third body"
+        );
+    }
 }
