@@ -583,6 +583,60 @@ fn problems_from_revisiting_branches_merge_and_dedupe() {
 
 // The body at the limit full of wrong items.
 
+/// Items whose schema only says `type` are checked in place rather than
+/// walked: the answer is the walk's, at every depth up to the frame cap
+/// (an item schema that says more, `minLength` here, is walked).
+#[test]
+fn items_that_only_say_type_are_explained_as_the_walk_explains_them() {
+    let nested = |leaf: Value, depth: usize| {
+        (0..depth).fold(leaf, |inner, _| json!({"type": "array", "items": inner}))
+    };
+    let instance = |depth: usize| {
+        (0..depth).fold(json!([1, "a", null, 2.5, [], "b", 3]), |inner, _| {
+            json!([inner])
+        })
+    };
+    let optional = json!({"anyOf": [{"type": "string"}, {"type": "null"}, {"type": "number"}]});
+    let optional_walked = json!({"anyOf": [{"type": "string"}, {"type": "null"}, {"type": "number", "minimum": -1e9}]});
+    for (item, walked_item) in [
+        (
+            json!({"type": "string"}),
+            json!({"type": "string", "minLength": 0}),
+        ),
+        (optional, optional_walked),
+    ] {
+        for depth in [0, 1, 2, 60, 120, 124, 125, 126, 127, 128, 130, 140] {
+            let typed = nested(json!({"type": "array", "items": item}), depth);
+            let walked = nested(json!({"type": "array", "items": walked_item}), depth);
+            let sent = instance(depth);
+            let explained = explain_with(&explainer(&typed), &sent);
+            assert_eq!(
+                explained,
+                explain_with(&explainer(&walked), &sent),
+                "{item} at depth {depth}"
+            );
+            assert!(explained.total >= 1, "depth {depth}: {explained:?}");
+            if depth == 127 && item["type"] == "string" {
+                // The frame cap falls on the items themselves, valid or not.
+                assert_eq!(explained.total, 7, "{explained:?}");
+                assert_eq!(
+                    explained.locations[0].problems[0].text,
+                    "value is nested too deeply to be checked"
+                );
+            }
+        }
+    }
+    let flat = explain(
+        &json!({"items": {"type": "string"}}),
+        &json!([1, "a", null]),
+    );
+    assert_eq!(pointers(&flat), ["/0", "/2"]);
+    assert_eq!(
+        problems_at(&flat, "/0"),
+        [(Keyword::Type, "expected string, found integer")]
+    );
+}
+
 fn wrong_items(n: usize) -> Value {
     json!({"items": (0..n).map(|i| json!(i)).collect::<Vec<_>>()})
 }

@@ -125,6 +125,7 @@ impl Level {
         }
     }
 
+    #[inline]
     fn same(&self, token: &Tok<'_>) -> bool {
         match (self.token, token) {
             (LevelTok::Index(a), Tok::Index(b)) => a == *b,
@@ -231,6 +232,9 @@ impl Distinct {
     /// then counted, provisionally where a re-entry is possible), and
     /// whether `path` is known to sort after the last report's path.
     pub fn report(&mut self, path: &[Tok<'_>]) -> Noted {
+        if let Some(noted) = self.next_sibling(path) {
+            return noted;
+        }
         let last_len = self.levels.len() - 1;
         // Levels past the root that the last report's path shares.
         let shared = self.levels[1..]
@@ -278,6 +282,42 @@ impl Distinct {
             self.counted += 1;
         }
         Noted { new: true, after }
+    }
+
+    /// The common case of a body full of wrong items, at a fraction of the
+    /// general path's cost: `path` is the last report's with its last index
+    /// past every index entered there, a new location that sorts after the
+    /// last. Its level is reused in place rather than ended and pushed
+    /// again (nothing to deduplicate: identities are not kept and it was
+    /// not re-entered). `None`: not that case.
+    fn next_sibling(&mut self, path: &[Tok<'_>]) -> Option<Noted> {
+        let depth = path.len();
+        if self.keep || depth == 0 || depth + 1 != self.levels.len() {
+            return None;
+        }
+        let (Tok::Index(index), LevelTok::Index(_)) = (&path[depth - 1], self.levels[depth].token)
+        else {
+            return None;
+        };
+        let (above, last) = self.levels.split_at_mut(depth);
+        if last[0].reentered
+            || above[depth - 1].max_index.is_some_and(|max| *index <= max)
+            || !above[1..]
+                .iter()
+                .zip(path)
+                .all(|(level, token)| level.same(token))
+        {
+            return None;
+        }
+        let (parent, last) = (&mut above[depth - 1], &mut last[0]);
+        parent.max_index = Some(*index);
+        *last = Level::new(LevelTok::Index(*index), None, 0, self.identities.len());
+        last.reported = true;
+        self.counted += 1;
+        Some(Noted {
+            new: true,
+            after: true,
+        })
     }
 
     /// Whether [`Distinct::count`] may count a location twice: a child was

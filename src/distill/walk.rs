@@ -7,7 +7,7 @@ use jsonschema::json::Json;
 use smallvec::SmallVec;
 
 use super::collect::Collector;
-use super::keywords::type_::received_type;
+use super::keywords::type_::{TypeMask, received_type, type_bit, type_name};
 use super::keywords::{self, NodeId, SchemaNode};
 use super::path::Tok;
 use super::texts::{self, Msg};
@@ -26,6 +26,18 @@ impl OnFalse {
         text: texts::FALSE_SCHEMA,
     };
 }
+
+/// An element check [`Walker::typed_element`] makes in place.
+#[derive(Clone, Copy)]
+pub(crate) struct Typed {
+    /// The types admitted.
+    mask: TypeMask,
+    /// Whether they are an `anyOf`'s branches (reported as the `anyOf`).
+    any_of: bool,
+}
+
+/// Never read: a typed node is an object, not `false`.
+const ON_TYPED: OnFalse = OnFalse::PLAIN;
 
 pub(crate) struct Walker<'e, 'a, F: Json> {
     pub nodes: &'e [SchemaNode<F>],
@@ -94,6 +106,65 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
     ) {
         self.path.push(Tok::Key(name));
         self.walk(id, value, on_false);
+        self.path.pop();
+    }
+
+    /// How node `id` can be checked on an array's elements in place
+    /// ([`Walker::typed_element`]): when all it says is `type`, or an
+    /// `anyOf` of branches that say only `type`.
+    pub fn typed(&self, id: NodeId) -> Option<Typed> {
+        let SchemaNode::Object(node) = &self.nodes[id as usize] else {
+            return None;
+        };
+        if let Some(mask) = node.only_types() {
+            return Some(Typed {
+                mask,
+                any_of: false,
+            });
+        }
+        let branches = node.only_any_of()?;
+        let mut mask = TypeMask::default();
+        for branch in branches {
+            let SchemaNode::Object(branch) = &self.nodes[branch as usize] else {
+                return None;
+            };
+            mask = mask.union(branch.only_types()?);
+        }
+        Some(Typed { mask, any_of: true })
+    }
+
+    /// [`Walker::walk_element`] for a node [`Walker::typed`] described:
+    /// the same steps and report without the walk's dispatch (a body full
+    /// of wrong items pays it once per item). Near the step budget or the
+    /// frame cap, the element is walked.
+    pub fn typed_element(&mut self, index: usize, id: NodeId, typed: Typed, value: &F::Node<'a>) {
+        if self.exhausted {
+            return;
+        }
+        // The node and, for an `anyOf`, the branch walked into.
+        if self.steps + 2 > STEP_BUDGET || self.frames + self.path.len() + 3 >= MAX_FRAMES {
+            self.walk_element(index, id, value, ON_TYPED);
+            return;
+        }
+        let found = type_bit::<F>(value);
+        if typed.mask.admits(found) {
+            self.steps += 1 + u64::from(typed.any_of);
+            return;
+        }
+        self.steps += 1;
+        self.path.push(Tok::Index(index));
+        let received = type_name(found);
+        let (keyword, via, msg) = if typed.any_of {
+            let msg = Msg::NoAlternative { types: typed.mask };
+            (Keyword::AnyOf, self.via.or(Some(Keyword::AnyOf)), msg)
+        } else {
+            let msg = Msg::Type {
+                expected: typed.mask,
+                found: received,
+            };
+            (Keyword::Type, self.via, msg)
+        };
+        self.out.report(&self.path, received, keyword, via, msg);
         self.path.pop();
     }
 

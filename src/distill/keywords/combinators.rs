@@ -103,6 +103,16 @@ impl<F: Json> CombinatorsKw<F> {
         })
     }
 
+    /// The branches of an `anyOf` that is all there is.
+    pub fn only_any_of(&self) -> Option<impl Iterator<Item = NodeId> + '_> {
+        let alone = self.all_of.is_empty()
+            && self.one_of.is_none()
+            && self.not.is_none()
+            && self.condition.is_none();
+        let any_of = self.any_of.as_ref().filter(|_| alone)?;
+        Some(any_of.branches.iter().map(|branch| branch.node))
+    }
+
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
         // One branch is a wrapper (`allOf: [{$ref}]`), not a combination.
         if self.all_of.len() > 1 {

@@ -172,11 +172,17 @@ impl<F: Json> ItemsKw<F> {
             }
         }
         if !self.prefix.is_empty() || self.items.is_some() || self.unevaluated.is_some() {
+            let typed = self.items.and_then(|id| Some((id, w.typed(id)?)));
             for (index, element) in array.elements().enumerate() {
                 if w.exhausted {
                     return;
                 }
-                self.check_element(w, index, &element);
+                match typed {
+                    Some((id, typed)) if index >= self.prefix.len() => {
+                        w.typed_element(index, id, typed, &element)
+                    }
+                    _ => self.check_element(w, index, &element),
+                }
             }
         }
     }

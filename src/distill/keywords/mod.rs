@@ -44,6 +44,51 @@ pub(crate) struct ObjNode<F: Json> {
     pub other: Option<other::OtherKw<F>>,
 }
 
+impl<F: Json> ObjNode<F> {
+    /// The types this node admits when `type` is all it says.
+    pub fn only_types(&self) -> Option<type_::TypeMask> {
+        let ObjNode {
+            types,
+            enum_const,
+            reference,
+            required,
+            properties,
+            items,
+            numeric,
+            string,
+            format,
+            combinators,
+            other,
+        } = self;
+        let alone = enum_const.is_none()
+            && reference.is_none()
+            && required.is_none()
+            && properties.is_none()
+            && items.is_none()
+            && numeric.is_none()
+            && string.is_none()
+            && format.is_none()
+            && combinators.is_none()
+            && other.is_none();
+        types.as_ref().filter(|_| alone).map(|t| t.mask)
+    }
+
+    /// The branches of this node's `anyOf` when it says nothing else.
+    pub fn only_any_of(&self) -> Option<impl Iterator<Item = NodeId> + '_> {
+        let alone = self.types.is_none()
+            && self.enum_const.is_none()
+            && self.reference.is_none()
+            && self.required.is_none()
+            && self.properties.is_none()
+            && self.items.is_none()
+            && self.numeric.is_none()
+            && self.string.is_none()
+            && self.format.is_none()
+            && self.other.is_none();
+        self.combinators.as_ref().filter(|_| alone)?.only_any_of()
+    }
+}
+
 /// Compiles the schema `value` found at `pointer`.
 pub(crate) fn compile<F: Json>(
     b: &mut Build<'_, F>,

@@ -126,12 +126,21 @@ pub(crate) fn type_bit<'a, F: Json>(node: &F::Node<'a>) -> u8 {
 
 /// The JSON type name found at a location.
 pub(crate) fn received_type<'a, F: Json>(node: &F::Node<'a>) -> &'static str {
-    let bit = type_bit::<F>(node);
-    NAMES
-        .iter()
-        .find(|(b, _)| *b == bit)
-        .map(|(_, name)| *name)
-        .unwrap_or("null")
+    type_name(type_bit::<F>(node))
+}
+
+/// The name of a fine type bit.
+#[inline]
+pub(crate) fn type_name(bit: u8) -> &'static str {
+    match bit {
+        TypeMask::BOOLEAN => "boolean",
+        TypeMask::INTEGER => "integer",
+        TypeMask::NUMBER => "number",
+        TypeMask::STRING => "string",
+        TypeMask::ARRAY => "array",
+        TypeMask::OBJECT => "object",
+        _ => "null",
+    }
 }
 
 pub(crate) struct TypeKw {
