@@ -237,10 +237,11 @@ pub fn nearest<'c>(sent: &str, candidates: impl Iterator<Item = &'c str>) -> Opt
 /// [`MAX_COMPARED`] bytes).
 fn edit_distance(a: &str, b: &str) -> usize {
     // On the stack: a refusal naming an unknown tool allocates nothing.
+    // (At most MAX_COMPARED bytes, so at most as many characters.)
     let mut b_chars = ['\0'; MAX_COMPARED];
     let mut b_len = 0;
-    for c in b.chars() {
-        b_chars[b_len] = c;
+    for (slot, c) in b_chars.iter_mut().zip(b.chars()) {
+        *slot = c;
         b_len += 1;
     }
     let b = &b_chars[..b_len];
