@@ -69,7 +69,7 @@ async fn mcp(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Re
     relay(answer, watcher)
 }
 
-/// A refusal, sent as the gate built it.
+/// A refusal, sent as the gate built it (its `Bytes`, not a copy).
 fn json(rejection: Rejection) -> Response<Body> {
     let mut response = Response::new(Body::from(rejection.body));
     *response.status_mut() = rejection.status.try_into().expect("a table status");

@@ -29,6 +29,9 @@
 //!
 //! A refusal carries the HTTP status and the whole JSON-RPC body to send;
 //! the frontend adds `Content-Type: application/json` and nothing else.
+//! The body is [`bytes::Bytes`] from a buffer the gate reuses on its
+//! thread: hand it to the transport as it is (no copy), keep it, or borrow
+//! it as a slice; once it is dropped, the next refusal reuses its bytes.
 //!
 //! ```
 //! use mcpgate::{Gate, GateConfig, Reason, Verdict};
@@ -43,7 +46,8 @@
 //!     panic!("a header mismatch was allowed");
 //! };
 //! assert_eq!((rejection.status, rejection.reason), (400, Reason::HeaderMismatch));
-//! let answer: serde_json::Value = serde_json::from_slice(&rejection.body)?;
+//! let body: bytes::Bytes = rejection.body; // what the transport sends
+//! let answer: serde_json::Value = serde_json::from_slice(&body)?;
 //! assert_eq!(answer["id"], 7);
 //! assert_eq!(answer["error"]["code"], -32020);
 //! assert_eq!(answer["error"]["data"]["header"], "Mcp-Method");

@@ -39,7 +39,7 @@ impl Service for TestService {
         if head.path == "/echo" {
             let mut r = Response::empty(200);
             r.content_type = Some("application/octet-stream");
-            r.body = body.to_vec();
+            r.body = body.to_vec().into();
             return r.into();
         }
         Response::json(200, format!("{{\"len\":{}}}", body.len()).into_bytes()).into()

@@ -32,6 +32,7 @@ use crate::catalog::{Catalog, CatalogOptions, CatalogSource, Relearn};
 use crate::protocol::{CompileRootError, Lane, Revision, RootKind, SchemaDocument};
 use crate::reject::codes::DataKey;
 use crate::reject::envelope::DataValue;
+use crate::reject::out::with_arena;
 use crate::reject::{Reason, Rejection, Rejections};
 
 /// What a gate is built from.
@@ -351,33 +352,39 @@ impl Gate {
         if body.len() <= self.config.body_limit {
             return Ok(());
         }
-        let message = body_too_large_message(self.config.body_limit);
-        Err(self
-            .rejections
-            .send(Reason::BodyTooLarge, None, Some(&message), &[]))
+        Err(with_arena(|arena| {
+            let message = body_too_large_message(arena, self.config.body_limit);
+            self.rejections
+                .send(Reason::BodyTooLarge, None, Some(&message), &[])
+        }))
     }
 
     /// A header field held twice, joined, missing or nominated (what the
     /// server refuses in the head, and what [`RequestHeaders::field_error`]
     /// reports for maps that keep every copy): 400, naming the field.
     pub(crate) fn refuse_field(&self, error: FieldError) -> Rejection {
-        let (message, header) = match error {
-            FieldError::Repeated(name) => (
-                format!("Bad Request: the {name} header must be sent once, with one value"),
-                Some(name),
-            ),
-            FieldError::MissingHost => (
-                "Bad Request: an HTTP/1.1 request must carry a Host header".into(),
-                None,
-            ),
-            FieldError::Nominated(name) => (
-                format!("Bad Request: the Connection header may not name {name}"),
-                Some(name),
-            ),
-        };
-        let data = header.map(|name| (DataKey::Header, DataValue::Text(name.as_bytes())));
-        self.rejections
-            .send(error.reason(), None, Some(&message), data.as_slice())
+        with_arena(|arena| {
+            let (message, header) = match error {
+                FieldError::Repeated(name) => (
+                    bumpalo::format!(in arena, "Bad Request: the {} header must be sent once, with one value", name),
+                    Some(name),
+                ),
+                FieldError::MissingHost => (
+                    bumpalo::collections::String::from_str_in(
+                        "Bad Request: an HTTP/1.1 request must carry a Host header",
+                        arena,
+                    ),
+                    None,
+                ),
+                FieldError::Nominated(name) => (
+                    bumpalo::format!(in arena, "Bad Request: the Connection header may not name {}", name),
+                    Some(name),
+                ),
+            };
+            let data = header.map(|name| (DataKey::Header, DataValue::Text(name.as_bytes())));
+            self.rejections
+                .send(error.reason(), None, Some(&message), data.as_slice())
+        })
     }
 
     fn parse_phase<'p>(
@@ -397,10 +404,12 @@ impl Gate {
                 Reason::DuplicateKey,
                 "Invalid Request: an object has the same key twice",
             ),
-            ParseError::TooDeep { limit } => refuse(
-                Reason::TooDeep,
-                &format!("Invalid Request: nesting deeper than {limit} levels"),
-            ),
+            ParseError::TooDeep { limit } => with_arena(|arena| {
+                refuse(
+                    Reason::TooDeep,
+                    &bumpalo::format!(in arena, "Invalid Request: nesting deeper than {} levels", limit),
+                )
+            }),
         })?;
         if document.root().kind() == parse::NodeKind::Array {
             return Err(refuse(
@@ -566,20 +575,24 @@ impl Gate {
         message: &Classified<'_>,
         mismatch: &binding::Mismatch<'_>,
     ) -> Rejection {
-        let text = format!(
-            "Header mismatch: {} {}",
-            distill::cut_at_echo_bound(mismatch.header),
-            mismatch.cause.describe()
-        );
-        let mut data = vec![(DataKey::Header, DataValue::Text(mismatch.header.as_bytes()))];
+        let mut data: smallvec::SmallVec<[(DataKey, DataValue<'_>); 3]> =
+            smallvec::smallvec![(DataKey::Header, DataValue::Text(mismatch.header.as_bytes()))];
         if let Some(expected) = mismatch.expected.as_deref() {
             data.push((DataKey::Expected, DataValue::Text(expected.as_bytes())));
         }
         if let Some(received) = mismatch.received.as_deref() {
             data.push((DataKey::Received, DataValue::Text(received)));
         }
-        self.rejections
-            .send(reason, Some(message), Some(&text), &data)
+        with_arena(|arena| {
+            let text = bumpalo::format!(
+                in arena,
+                "Header mismatch: {} {}",
+                distill::cut_at_echo_bound(mismatch.header),
+                mismatch.cause.describe()
+            );
+            self.rejections
+                .send(reason, Some(message), Some(&text), &data)
+        })
     }
 
     fn dispatch_phase(
@@ -608,14 +621,16 @@ impl Gate {
             Lane::Modern => Reason::MethodNotFound,
             Lane::Legacy => Reason::MethodNotFoundLegacy,
         };
-        let text = format!(
-            "Method not found: {} is not a {} method",
-            distill::cut_at_echo_bound(method),
-            revision.as_str()
-        );
-        Err(self
-            .rejections
-            .send(reason, Some(message), Some(&text), &[]))
+        Err(with_arena(|arena| {
+            let text = bumpalo::format!(
+                in arena,
+                "Method not found: {} is not a {} method",
+                distill::cut_at_echo_bound(method),
+                revision.as_str()
+            );
+            self.rejections
+                .send(reason, Some(message), Some(&text), &[])
+        }))
     }
 
     fn schema_phase(
@@ -716,19 +731,27 @@ impl Gate {
         if policy == UnknownTools::Forward {
             return Ok(());
         }
-        let mut text = format!("Unknown tool: {}", distill::cut_at_echo_bound(name));
-        if let Some(near) = value::hints::nearest(name, catalog.names()) {
-            text.push_str(&format!("; did you mean '{near}'?"));
-        }
-        Err(self
-            .rejections
-            .send(Reason::UnknownTool, Some(message), Some(&text), &[]))
+        let near = value::hints::nearest(name, catalog.names());
+        Err(with_arena(|arena| {
+            let mut text =
+                bumpalo::format!(in arena, "Unknown tool: {}", distill::cut_at_echo_bound(name));
+            if let Some(near) = near {
+                text.push_str("; did you mean '");
+                text.push_str(near);
+                text.push_str("'?");
+            }
+            self.rejections
+                .send(Reason::UnknownTool, Some(message), Some(&text), &[])
+        }))
     }
 }
 
-/// The message of a 413: it names the limit.
-pub fn body_too_large_message(limit: usize) -> String {
-    format!("Invalid Request: body exceeds the limit of {limit} bytes")
+/// The message of a 413, in `arena`: it names the limit.
+pub(crate) fn body_too_large_message(
+    arena: &bumpalo::Bump,
+    limit: usize,
+) -> bumpalo::collections::String<'_> {
+    bumpalo::format!(in arena, "Invalid Request: body exceeds the limit of {} bytes", limit)
 }
 
 /// A problem with the envelope itself (`jsonrpc`, `id`, `method`, `params`

@@ -3,14 +3,14 @@
 //! envelope in `structuredContent`. Every text in it is bounded; nothing
 //! sent is quoted beyond the echo bound.
 
-use std::io::Write as _;
-
+use bytes::{BufMut, BytesMut};
 use serde_json::Value;
 
 use super::codes::{ENVELOPE_VERSION, TOOL_INPUT_ERROR_KIND};
-use super::envelope::{one_line, write_string};
+use super::envelope::{
+    escape, escape_bounded, escape_one_line, write_bounded, write_one_line, write_string,
+};
 use crate::classify::RequestId;
-use crate::distill::cut_at_echo_bound;
 
 /// Hints sent at most.
 pub const MAX_HINTS: usize = 5;
@@ -54,7 +54,7 @@ pub struct Detail {
 /// Writes the JSON-RPC answer carrying `error`. `result_type`: the
 /// 2026-07-28 lane requires `resultType` on every result.
 pub fn write_tool_error(
-    out: &mut Vec<u8>,
+    out: &mut BytesMut,
     id: Option<&RequestId>,
     result_type: bool,
     error: &ToolError<'_>,
@@ -69,77 +69,86 @@ pub fn write_tool_error(
         out.extend_from_slice(b"\"resultType\":\"complete\",");
     }
     out.extend_from_slice(b"\"content\":[{\"type\":\"text\",\"text\":");
-    write_string(out, &plain_text(error));
+    write_plain_text(out, error);
     out.extend_from_slice(b"}],\"structuredContent\":");
     write_envelope(out, error);
     out.extend_from_slice(b",\"isError\":true}}");
 }
 
-/// The text a model reads: the summary, then one line per problem and hint.
-fn plain_text(error: &ToolError<'_>) -> String {
-    let mut text = one_line(&error.summary);
+/// The text a model reads, as a JSON string: the summary, then one line
+/// per problem and hint.
+fn write_plain_text(out: &mut BytesMut, error: &ToolError<'_>) {
+    out.put_u8(b'"');
+    escape_one_line(out, &error.summary);
     for detail in &error.details {
-        text.push_str("\n- ");
+        escape(out, "\n- ");
         if detail.path.is_empty() {
-            text.push_str("arguments");
+            escape(out, "arguments");
         } else {
-            text.push_str(&detail.path);
+            escape(out, &detail.path);
         }
-        text.push_str(": ");
-        text.push_str(&detail.issue);
+        escape(out, ": ");
+        escape(out, &detail.issue);
     }
+    // The distinct locations shown (a handful: no set needed).
     let shown = error
         .details
         .iter()
-        .map(|d| &d.pointer)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
+        .enumerate()
+        .filter(|(n, d)| !error.details[..*n].iter().any(|e| e.pointer == d.pointer))
+        .count();
     let unshown = error.total.saturating_sub(shown);
     if unshown > 0 {
-        let plural = if unshown == 1 { "" } else { "s" };
-        text.push_str(&format!(
-            "\n- and problems at {unshown} more location{plural}"
-        ));
+        escape(out, "\n- and problems at ");
+        escape(out, itoa::Buffer::new().format(unshown));
+        escape(
+            out,
+            if unshown == 1 {
+                " more location"
+            } else {
+                " more locations"
+            },
+        );
     }
     for hint in error.hints.iter().take(MAX_HINTS) {
-        text.push_str("\nHint: ");
-        text.push_str(&cut_at_echo_bound(hint));
+        escape(out, "\nHint: ");
+        escape_bounded(out, hint);
     }
-    text
+    out.put_u8(b'"');
 }
 
-fn write_envelope(out: &mut Vec<u8>, error: &ToolError<'_>) {
+fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
     out.extend_from_slice(b"{\"error_kind\":");
     write_string(out, TOOL_INPUT_ERROR_KIND);
     out.extend_from_slice(b",\"tool\":");
-    write_string(out, &cut_at_echo_bound(error.tool));
+    write_bounded(out, error.tool);
     out.extend_from_slice(b",\"summary\":");
-    write_string(out, &one_line(&error.summary));
+    write_one_line(out, &error.summary);
     out.extend_from_slice(b",\"details\":[");
     for (n, detail) in error.details.iter().enumerate() {
         if n > 0 {
-            out.push(b',');
+            out.put_u8(b',');
         }
         out.extend_from_slice(b"{\"path\":");
-        write_string(out, &cut_at_echo_bound(&detail.path));
+        write_bounded(out, &detail.path);
         out.extend_from_slice(b",\"pointer\":");
-        write_string(out, &cut_at_echo_bound(&detail.pointer));
+        write_bounded(out, &detail.pointer);
         out.extend_from_slice(b",\"issue\":");
-        write_string(out, &cut_at_echo_bound(&detail.issue));
+        write_bounded(out, &detail.issue);
         out.extend_from_slice(b",\"received_type\":");
         write_string(out, detail.received_type);
         out.extend_from_slice(b",\"keyword\":");
         write_string(out, detail.keyword);
         out.extend_from_slice(b",\"error_code\":");
         write_string(out, detail.error_code);
-        out.push(b'}');
+        out.put_u8(b'}');
     }
     out.extend_from_slice(b"],\"hints\":[");
     for (n, hint) in error.hints.iter().take(MAX_HINTS).enumerate() {
         if n > 0 {
-            out.push(b',');
+            out.put_u8(b',');
         }
-        write_string(out, &cut_at_echo_bound(hint));
+        write_bounded(out, hint);
     }
     out.extend_from_slice(b"],\"examples\":[");
     let mut written = 0;
@@ -147,26 +156,28 @@ fn write_envelope(out: &mut Vec<u8>, error: &ToolError<'_>) {
         if written == MAX_EXAMPLES {
             break;
         }
-        // Schema words, not sent data, but still bounded.
-        let Ok(text) = serde_json::to_vec(example) else {
-            continue;
-        };
-        if text.len() > MAX_EXAMPLE_BYTES {
-            continue;
-        }
+        // Schema words, not sent data, but still bounded: written in
+        // place and taken back when too long.
+        let mark = out.len();
         if written > 0 {
-            out.push(b',');
+            out.put_u8(b',');
         }
-        out.extend_from_slice(&text);
+        let start = out.len();
+        let fits = serde_json::to_writer((&mut *out).writer(), example).is_ok()
+            && out.len() - start <= MAX_EXAMPLE_BYTES;
+        if !fits {
+            out.truncate(mark);
+            continue;
+        }
         written += 1;
     }
     out.extend_from_slice(b"],\"error_code\":");
     write_string(out, error.error_code);
-    let _ = write!(
-        out,
-        ",\"retryable\":false,\"_envelope_version\":{ENVELOPE_VERSION},\"total\":{}}}",
-        error.total
-    );
+    out.extend_from_slice(b",\"retryable\":false,\"_envelope_version\":");
+    out.extend_from_slice(itoa::Buffer::new().format(ENVELOPE_VERSION).as_bytes());
+    out.extend_from_slice(b",\"total\":");
+    out.extend_from_slice(itoa::Buffer::new().format(error.total).as_bytes());
+    out.put_u8(b'}');
 }
 
 #[cfg(test)]
@@ -192,7 +203,7 @@ mod tests {
             examples: &[],
             error_code: "SCHEMA_TYPE_MISMATCH",
         };
-        let mut out = Vec::new();
+        let mut out = BytesMut::new();
         write_tool_error(&mut out, None, true, &error);
         let value: Value = serde_json::from_slice(&out).unwrap();
         let result = &value["result"];

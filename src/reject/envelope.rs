@@ -1,11 +1,11 @@
 //! Builds the JSON-RPC error envelope (ARCHITECTURE.md, "Rejections"): `code` from the
 //! table, a one-line `message`, and `data` with keys from the closed list.
 
-use std::io::Write as _;
+use bytes::{BufMut, BytesMut};
 
 use super::codes::{Condition, DataKey};
 use crate::classify::RequestId;
-use crate::distill::{LocationReport, cut_at_echo_bound};
+use crate::distill::{ECHO_BOUND, LocationReport};
 
 /// The longest `message` an envelope carries; the variable parts in it are
 /// cut at the echo bound before, this only bounds their sum.
@@ -23,7 +23,7 @@ pub enum DataValue<'a> {
 
 /// Writes the envelope for `condition` into `out`.
 pub fn write_error(
-    out: &mut Vec<u8>,
+    out: &mut BytesMut,
     id: Option<&RequestId>,
     condition: Condition,
     message: &str,
@@ -34,92 +34,157 @@ pub fn write_error(
         Some(id) => out.extend_from_slice(id.json()),
         None => out.extend_from_slice(b"null"),
     }
-    // Writing into a Vec cannot fail.
-    let _ = write!(
-        out,
-        ",\"error\":{{\"code\":{},\"message\":",
-        condition.code()
-    );
-    write_string(out, &one_line(message));
+    out.extend_from_slice(b",\"error\":{\"code\":");
+    out.extend_from_slice(itoa::Buffer::new().format(condition.code()).as_bytes());
+    out.extend_from_slice(b",\"message\":");
+    write_one_line(out, message);
     if !data.is_empty() {
         out.extend_from_slice(b",\"data\":{");
         for (n, (key, value)) in data.iter().enumerate() {
             if n > 0 {
-                out.push(b',');
+                out.put_u8(b',');
             }
             write_string(out, key.as_str());
-            out.push(b':');
+            out.put_u8(b':');
             write_value(out, value);
         }
-        out.push(b'}');
+        out.put_u8(b'}');
     }
     out.extend_from_slice(b"}}");
 }
 
-fn write_value(out: &mut Vec<u8>, value: &DataValue<'_>) {
+fn write_value(out: &mut BytesMut, value: &DataValue<'_>) {
     match value {
-        DataValue::Text(bytes) => {
-            let text = String::from_utf8_lossy(bytes);
-            write_string(out, &cut_at_echo_bound(&text));
-        }
+        DataValue::Text(bytes) => match std::str::from_utf8(bytes) {
+            Ok(text) => write_bounded(out, text),
+            // Rare: sent bytes that are not UTF-8, made so on the heap.
+            Err(_) => write_bounded(out, &String::from_utf8_lossy(bytes)),
+        },
         DataValue::Texts(texts) => {
-            out.push(b'[');
+            out.put_u8(b'[');
             for (n, text) in texts.iter().enumerate() {
                 if n > 0 {
-                    out.push(b',');
+                    out.put_u8(b',');
                 }
-                write_string(out, &cut_at_echo_bound(text));
+                write_bounded(out, text);
             }
-            out.push(b']');
+            out.put_u8(b']');
         }
         DataValue::Count(count) => {
-            let _ = write!(out, "{count}");
+            out.extend_from_slice(itoa::Buffer::new().format(*count).as_bytes());
         }
         DataValue::Locations(locations) => {
-            out.push(b'[');
+            out.put_u8(b'[');
             for (n, location) in locations.iter().enumerate() {
                 if n > 0 {
-                    out.push(b',');
+                    out.put_u8(b',');
                 }
                 out.extend_from_slice(b"{\"path\":");
-                write_string(out, &cut_at_echo_bound(&location.pointer));
+                write_bounded(out, &location.pointer);
                 out.extend_from_slice(b",\"problems\":[");
                 for (m, problem) in location.problems.iter().enumerate() {
                     if m > 0 {
-                        out.push(b',');
+                        out.put_u8(b',');
                     }
-                    write_string(out, &cut_at_echo_bound(&problem.text));
+                    write_bounded(out, &problem.text);
                 }
                 out.extend_from_slice(b"]}");
             }
-            out.push(b']');
+            out.put_u8(b']');
         }
     }
 }
 
-pub(crate) fn write_string(out: &mut Vec<u8>, text: &str) {
-    // serde_json escapes exactly as JSON requires; a Vec never fails.
-    let _ = serde_json::to_writer(&mut *out, text);
+/// `text` as a JSON string, escaped as JSON requires (as `serde_json`
+/// writes it).
+pub(crate) fn write_string(out: &mut BytesMut, text: &str) {
+    out.put_u8(b'"');
+    escape(out, text);
+    out.put_u8(b'"');
 }
 
-/// `message` on one line and within [`MAX_MESSAGE_BYTES`].
-pub(crate) fn one_line(message: &str) -> String {
+/// `text` as a JSON string, cut at the echo bound (as
+/// `distill::cut_at_echo_bound` cuts it), with no copy of it made.
+pub(crate) fn write_bounded(out: &mut BytesMut, text: &str) {
+    out.put_u8(b'"');
+    escape_bounded(out, text);
+    out.put_u8(b'"');
+}
+
+/// The inside of [`write_bounded`].
+pub(crate) fn escape_bounded(out: &mut BytesMut, text: &str) {
+    if text.len() <= ECHO_BOUND {
+        return escape(out, text);
+    }
+    let mut end = ECHO_BOUND;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    escape(out, &text[..end]);
+    out.extend_from_slice("…".as_bytes());
+}
+
+/// `message` as a JSON string on one line and within
+/// [`MAX_MESSAGE_BYTES`]: control characters become spaces, a longer
+/// line is cut and ends with `…`.
+pub(crate) fn write_one_line(out: &mut BytesMut, message: &str) {
+    out.put_u8(b'"');
+    escape_one_line(out, message);
+    out.put_u8(b'"');
+}
+
+/// The inside of [`write_one_line`].
+pub(crate) fn escape_one_line(out: &mut BytesMut, message: &str) {
     if message.len() <= MAX_MESSAGE_BYTES && !message.chars().any(char::is_control) {
-        return message.to_owned();
+        return escape(out, message);
     }
-    let mut line: String = message
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if line.len() > MAX_MESSAGE_BYTES {
-        let mut end = MAX_MESSAGE_BYTES;
-        while !line.is_char_boundary(end) {
-            end -= 1;
+    let line = |c: char| if c.is_control() { ' ' } else { c };
+    let total: usize = message.chars().map(|c| line(c).len_utf8()).sum();
+    let mut written = 0;
+    let mut char_bytes = [0u8; 4];
+    for c in message.chars().map(line) {
+        if total > MAX_MESSAGE_BYTES && written + c.len_utf8() > MAX_MESSAGE_BYTES {
+            break;
         }
-        line.truncate(end);
-        line.push('…');
+        written += c.len_utf8();
+        escape(out, c.encode_utf8(&mut char_bytes));
     }
-    line
+    if total > MAX_MESSAGE_BYTES {
+        out.extend_from_slice("…".as_bytes());
+    }
+}
+
+/// Writes `text` escaped for the inside of a JSON string: `"` and `\\`,
+/// and control characters below U+0020 (short forms where JSON has them,
+/// else `\\u00xx`).
+pub(crate) fn escape(out: &mut BytesMut, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for (i, &byte) in bytes.iter().enumerate() {
+        let short: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => &[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0xf)],
+            ],
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(short);
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
 }
 
 #[cfg(test)]
@@ -128,7 +193,7 @@ mod tests {
 
     #[test]
     fn an_envelope_without_id_carries_null_and_data_keys_in_order() {
-        let mut out = Vec::new();
+        let mut out = BytesMut::new();
         write_error(
             &mut out,
             None,
@@ -150,12 +215,64 @@ mod tests {
 
     #[test]
     fn messages_are_one_line_and_bounded() {
-        let mut out = Vec::new();
+        let mut out = BytesMut::new();
         let long = format!("a\nb{}", "x".repeat(10_000));
         write_error(&mut out, None, Condition::InternalError, &long, &[]);
         let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let message = value["error"]["message"].as_str().unwrap();
         assert!(!message.contains('\n'));
         assert!(message.len() <= MAX_MESSAGE_BYTES + '…'.len_utf8());
+    }
+
+    /// What the envelope wrote before: `serde_json`'s escaping of the line
+    /// made on the heap.
+    fn one_line_on_the_heap(message: &str) -> String {
+        let mut line: String = message
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        if line.len() > MAX_MESSAGE_BYTES {
+            let mut end = MAX_MESSAGE_BYTES;
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            line.truncate(end);
+            line.push('…');
+        }
+        serde_json::to_string(&line).unwrap()
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let all: String = (0u32..0x250).filter_map(char::from_u32).collect();
+        for text in [
+            "",
+            "plain",
+            "a\"b\\c",
+            "\u{1}\u{1f}\u{7f}\u{85}é",
+            all.as_str(),
+        ] {
+            let mut out = BytesMut::new();
+            write_string(&mut out, text);
+            assert_eq!(&out[..], serde_json::to_string(text).unwrap().as_bytes());
+        }
+        let long = format!("é{}\u{85}{}", "x".repeat(509), "y".repeat(20));
+        for text in [
+            "plain",
+            "a\nb",
+            "\u{85}\u{85}",
+            &all,
+            &long,
+            &"é".repeat(300),
+        ] {
+            let mut out = BytesMut::new();
+            write_one_line(&mut out, text);
+            assert_eq!(&out[..], one_line_on_the_heap(text).as_bytes(), "{text:?}");
+        }
+        let over = "ü".repeat(ECHO_BOUND);
+        let mut out = BytesMut::new();
+        write_bounded(&mut out, &over);
+        let cut = crate::distill::cut_at_echo_bound(&over);
+        assert_eq!(&out[..], serde_json::to_string(&cut).unwrap().as_bytes());
     }
 }

@@ -8,12 +8,14 @@
 pub mod codes;
 pub mod dialect;
 pub mod envelope;
+pub(crate) mod out;
 pub mod table;
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
+use bytes::Bytes;
 use codes::DataKey;
 use envelope::DataValue;
 pub use table::{Dialect, Reason, Rejecter, Row, TABLE};
@@ -27,8 +29,12 @@ pub struct Rejection {
     pub reason: Reason,
     /// The HTTP status to answer with.
     pub status: u16,
-    /// The exact body: a JSON-RPC error envelope.
-    pub body: Vec<u8>,
+    /// The exact body: a JSON-RPC error envelope (or, for a tool's
+    /// arguments, a tool result carrying one). Written into a buffer the
+    /// gate reuses on this thread: keep it as long as needed (it is
+    /// reference-counted, cloning it copies nothing), and drop it once
+    /// written out, so that the next refusal reuses its bytes.
+    pub body: Bytes,
 }
 
 #[cfg(feature = "server")]
@@ -153,8 +159,9 @@ impl Rejections {
             .copied()
             .collect();
         let message = message.unwrap_or(row.condition.default_message());
-        let mut body = Vec::with_capacity(128);
-        envelope::write_error(&mut body, id, row.condition, message, &allowed);
+        let body = out::answer(|out| {
+            envelope::write_error(out, id, row.condition, message, &allowed);
+        });
         self.record(row);
         Rejection {
             reason,
@@ -174,8 +181,9 @@ impl Rejections {
     ) -> Rejection {
         let row = reason.row();
         debug_assert_eq!(row.dialect, Dialect::Tool, "{reason:?} answers as an error");
-        let mut body = Vec::with_capacity(512);
-        dialect::write_tool_error(&mut body, classified.echoed_id(), result_type, error);
+        let body = out::answer(|out| {
+            dialect::write_tool_error(out, classified.echoed_id(), result_type, error);
+        });
         self.record(row);
         Rejection {
             reason,

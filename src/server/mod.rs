@@ -24,6 +24,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use smallvec::SmallVec;
 
 pub use crate::upstream::Failure as UpstreamFailure;
@@ -88,8 +89,9 @@ pub struct Response {
     /// Extra headers, e.g. `("WWW-Authenticate", "Bearer")`. A value holding
     /// CR or LF is dropped (never written).
     pub headers: SmallVec<[(&'static str, String); 2]>,
-    /// The body, written as it is.
-    pub body: Vec<u8>,
+    /// The body, written as it is (a refusal's bytes as the gate wrote
+    /// them, without a copy).
+    pub body: Bytes,
     /// Close the connection after writing this response.
     pub close: bool,
 }
@@ -101,18 +103,18 @@ impl Response {
             status,
             content_type: None,
             headers: SmallVec::new(),
-            body: Vec::new(),
+            body: Bytes::new(),
             close: false,
         }
     }
 
     /// An `application/json` response.
-    pub fn json(status: u16, body: Vec<u8>) -> Response {
+    pub fn json(status: u16, body: impl Into<Bytes>) -> Response {
         Response {
             status,
             content_type: Some("application/json"),
             headers: SmallVec::new(),
-            body,
+            body: body.into(),
             close: false,
         }
     }

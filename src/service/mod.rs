@@ -231,13 +231,13 @@ impl Service for McpService {
             Route::Metrics => {
                 let mut response = Response::empty(200);
                 response.content_type = Some("text/plain; version=0.0.4");
-                response.body = self.metrics.render(&self.gate).into_bytes();
+                response.body = self.metrics.render(&self.gate).into_bytes().into();
                 response
             }
             Route::Health => {
                 let mut response = Response::empty(200);
                 response.content_type = Some("text/plain");
-                response.body = b"ok\n".to_vec();
+                response.body = bytes::Bytes::from_static(b"ok\n");
                 response
             }
             Route::Noop => Response::empty(204),
@@ -278,21 +278,28 @@ impl Service for McpService {
     }
 
     fn on_http_error(&self, error: HttpError) -> Response {
-        let message = match error {
-            HttpError::HeadTooLarge => {
-                "Request Header Fields Too Large: too many or too large headers".into()
-            }
-            HttpError::BodyTooLarge { limit } => crate::gate::body_too_large_message(limit),
-            HttpError::BadRequest => "Bad Request: malformed HTTP request".into(),
+        if let HttpError::Field(field) = error {
             // One wording for the server and an embedder's header map.
-            HttpError::Field(field) => return self.answer(self.gate.refuse_field(field)),
-        };
-        self.answer(self.gate.rejections().send(
-            http_error_reason(error),
-            None,
-            Some(&message),
-            &[],
-        ))
+            return self.answer(self.gate.refuse_field(field));
+        }
+        let rejection = crate::reject::out::with_arena(|arena| {
+            let limit_message;
+            let message = match error {
+                HttpError::HeadTooLarge => {
+                    "Request Header Fields Too Large: too many or too large headers"
+                }
+                HttpError::BodyTooLarge { limit } => {
+                    limit_message = crate::gate::body_too_large_message(arena, limit);
+                    &limit_message
+                }
+                HttpError::BadRequest => "Bad Request: malformed HTTP request",
+                HttpError::Field(_) => unreachable!("answered above"),
+            };
+            self.gate
+                .rejections()
+                .send(http_error_reason(error), None, Some(message), &[])
+        });
+        self.answer(rejection)
     }
 
     fn on_connection(&self, opened: bool) {

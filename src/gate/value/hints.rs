@@ -236,8 +236,20 @@ pub fn nearest<'c>(sent: &str, candidates: impl Iterator<Item = &'c str>) -> Opt
 /// Levenshtein distance over characters (both sides at most
 /// [`MAX_COMPARED`] bytes).
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
+    // On the stack: a refusal naming an unknown tool allocates nothing.
+    // (At most MAX_COMPARED bytes, so at most as many characters.)
+    let mut b_chars = ['\0'; MAX_COMPARED];
+    let mut b_len = 0;
+    for (slot, c) in b_chars.iter_mut().zip(b.chars()) {
+        *slot = c;
+        b_len += 1;
+    }
+    let b = &b_chars[..b_len];
+    let mut row_buffer = [0usize; MAX_COMPARED + 1];
+    let row = &mut row_buffer[..=b.len()];
+    for (j, cell) in row.iter_mut().enumerate() {
+        *cell = j;
+    }
     for (i, ca) in a.chars().enumerate() {
         let mut diagonal = row[0];
         row[0] = i + 1;
