@@ -5,9 +5,8 @@
 //! the conformance suite, and HAProxy.
 //!
 //! The peers are first held to what the tests expect of them directly (so a
-//! failure through the gateway is the gateway's). The cases through
-//! `mcpgate serve --upstream URL --catalog FILE` are ignored until the
-//! forwarding path lands; run them with `cargo test --test e2e -- --ignored`.
+//! failure through the gateway is the gateway's), then driven through
+//! `mcpgate serve --upstream URL` (with and without `--catalog FILE`).
 
 #[path = "support/peers.rs"]
 mod peers;

@@ -161,8 +161,8 @@ impl<S: Service> Worker<S> {
     /// A connection waiting for a request has its read side shut: its read
     /// then ends with what already arrived (that request is served), or
     /// with the end of input. (Rather than a cancellable read: registering
-    /// one took 0.73k instructions per request, a keyed hash inside
-    /// monoio; a flag costs two stores.)
+    /// one costs every request a keyed hash inside monoio; a flag costs two
+    /// stores.)
     pub(crate) fn begin_shutdown(&self) {
         self.shutting_down.set(true);
         for (&fd, idle) in self.conns.borrow().iter() {
