@@ -31,7 +31,7 @@ use serde_json::Value;
 
 pub use build::local_pointer;
 pub use collect::{Collector, Distilled, LocationReport, Problem, summary_line};
-pub use path::{OwnedTok, PathToken, cut_at_echo_bound};
+pub use path::{OwnedTok, PathToken, cut_at_echo_bound, within_echo_bound};
 
 use keywords::SchemaNode;
 use walk::{OnFalse, Walker};

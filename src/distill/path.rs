@@ -150,17 +150,27 @@ pub(crate) fn render_pointer<A: TokView>(path: &[A]) -> String {
 /// Cuts `text` at [`ECHO_BOUND`] bytes at a UTF-8 boundary, marking a cut
 /// with `…` (so a cut text is at most `ECHO_BOUND + 3` bytes).
 pub fn cut_at_echo_bound(text: &str) -> Cow<'_, str> {
-    if text.len() <= ECHO_BOUND {
+    let (kept, cut) = within_echo_bound(text);
+    if !cut {
         return Cow::Borrowed(text);
+    }
+    let mut owned = String::with_capacity(kept.len() + '…'.len_utf8());
+    owned.push_str(kept);
+    owned.push('…');
+    Cow::Owned(owned)
+}
+
+/// What [`cut_at_echo_bound`] keeps of `text`, and whether it cut (and so
+/// adds `…`): for a writer that copies the kept part itself.
+pub fn within_echo_bound(text: &str) -> (&str, bool) {
+    if text.len() <= ECHO_BOUND {
+        return (text, false);
     }
     let mut end = ECHO_BOUND;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let mut cut = String::with_capacity(end + '…'.len_utf8());
-    cut.push_str(&text[..end]);
-    cut.push('…');
-    Cow::Owned(cut)
+    (&text[..end], true)
 }
 
 #[cfg(test)]

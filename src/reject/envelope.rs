@@ -5,7 +5,7 @@ use bytes::{BufMut, BytesMut};
 
 use super::codes::{Condition, DataKey};
 use crate::classify::RequestId;
-use crate::distill::{ECHO_BOUND, LocationReport};
+use crate::distill::{LocationReport, within_echo_bound};
 
 /// The longest `message` an envelope carries; the variable parts in it are
 /// cut at the echo bound before, this only bounds their sum.
@@ -113,15 +113,11 @@ pub(crate) fn write_bounded(out: &mut BytesMut, text: &str) {
 
 /// The inside of [`write_bounded`].
 pub(crate) fn escape_bounded(out: &mut BytesMut, text: &str) {
-    if text.len() <= ECHO_BOUND {
-        return escape(out, text);
+    let (kept, cut) = within_echo_bound(text);
+    escape(out, kept);
+    if cut {
+        out.extend_from_slice("…".as_bytes());
     }
-    let mut end = ECHO_BOUND;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    escape(out, &text[..end]);
-    out.extend_from_slice("…".as_bytes());
 }
 
 /// `message` as a JSON string on one line and within
@@ -269,7 +265,7 @@ mod tests {
             write_one_line(&mut out, text);
             assert_eq!(&out[..], one_line_on_the_heap(text).as_bytes(), "{text:?}");
         }
-        let over = "ü".repeat(ECHO_BOUND);
+        let over = "ü".repeat(crate::distill::ECHO_BOUND);
         let mut out = BytesMut::new();
         write_bounded(&mut out, &over);
         let cut = crate::distill::cut_at_echo_bound(&over);

@@ -47,8 +47,24 @@ pub(crate) struct ObjNode<F: Json> {
 impl<F: Json> ObjNode<F> {
     /// The types this node admits when `type` is all it says.
     pub fn only_types(&self) -> Option<type_::TypeMask> {
+        let types = self.types.as_ref()?;
+        (self.combinators.is_none() && self.says_no_more()).then_some(types.mask)
+    }
+
+    /// The branches of this node's `anyOf` when it says nothing else.
+    pub fn only_any_of(&self) -> Option<impl Iterator<Item = NodeId> + '_> {
+        let combinators = self.combinators.as_ref()?;
+        if self.types.is_some() || !self.says_no_more() {
+            return None;
+        }
+        combinators.only_any_of()
+    }
+
+    /// Whether the node says nothing besides `type` and the combinators.
+    fn says_no_more(&self) -> bool {
         let ObjNode {
-            types,
+            types: _,
+            combinators: _,
             enum_const,
             reference,
             required,
@@ -57,10 +73,9 @@ impl<F: Json> ObjNode<F> {
             numeric,
             string,
             format,
-            combinators,
             other,
         } = self;
-        let alone = enum_const.is_none()
+        enum_const.is_none()
             && reference.is_none()
             && required.is_none()
             && properties.is_none()
@@ -68,24 +83,7 @@ impl<F: Json> ObjNode<F> {
             && numeric.is_none()
             && string.is_none()
             && format.is_none()
-            && combinators.is_none()
-            && other.is_none();
-        types.as_ref().filter(|_| alone).map(|t| t.mask)
-    }
-
-    /// The branches of this node's `anyOf` when it says nothing else.
-    pub fn only_any_of(&self) -> Option<impl Iterator<Item = NodeId> + '_> {
-        let alone = self.types.is_none()
-            && self.enum_const.is_none()
-            && self.reference.is_none()
-            && self.required.is_none()
-            && self.properties.is_none()
-            && self.items.is_none()
-            && self.numeric.is_none()
-            && self.string.is_none()
-            && self.format.is_none()
-            && self.other.is_none();
-        self.combinators.as_ref().filter(|_| alone)?.only_any_of()
+            && other.is_none()
     }
 }
 
