@@ -256,13 +256,15 @@ fn value_shapes(c: &mut Criterion) {
     let mut scratch = Scratch::holding_large();
     let limit = GateConfig::default().body_limit;
     // 25 levels of nodes, the last holding valid leaves and one wrong one
-    // at the end: each level's alternatives hold the whole tree below.
+    // at the end (each level's alternatives hold the whole tree below), or
+    // only wrong leaves (two million problems reported 52 tokens deep).
     let mut deep = json!({"children": []});
     for _ in 0..25 {
         deep = json!({"children": [deep]});
     }
     let tree = tool_call("tree", json!({ "root": deep }));
     let (tree_headers, tree_body) = filled(tree.clone(), limit - 64, "{}", "1");
+    let (_, wrong_leaves_body) = filled(tree.clone(), limit - 64, "1", "1");
     let (_, valid_tree_body) = filled(tree, limit - 64, "{}", "{}");
     let (tag_headers, tag_body) =
         filled(tool_call("tag", json!({"tags": []})), limit - 64, "1", "1");
@@ -272,6 +274,12 @@ fn value_shapes(c: &mut Criterion) {
             "deep_tree_one_wrong_leaf_4mib",
             &tree_headers,
             tree_body,
+            false,
+        ),
+        (
+            "deep_tree_wrong_leaves_4mib",
+            &tree_headers,
+            wrong_leaves_body,
             false,
         ),
         ("deep_tree_valid_4mib", &tree_headers, valid_tree_body, true),

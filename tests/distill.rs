@@ -637,6 +637,58 @@ fn items_that_only_say_type_are_explained_as_the_walk_explains_them() {
     );
 }
 
+/// Elements are checked in place where their type or an accepted empty
+/// decides: an `anyOf` whose branches do not all say only `type` (a
+/// recursive node or `null`), and the empty leaves of such a tree. The
+/// answer is the walk's: the same schema with the items as `prefixItems`,
+/// which are always walked, at every depth up to the frame cap.
+#[test]
+fn elements_checked_in_place_are_explained_as_the_walk_explains_them() {
+    let item = json!({"anyOf": [{"$ref": "#/$defs/node"}, {"type": "null"}]});
+    let leaves = json!([{}, 1, null, [], {"children": [2, {}]}, {"other": 1}, {}, "x"]);
+    let tree = |children: Value| {
+        json!({"$defs": {"node": {"type": "object", "additionalProperties": false,
+            "properties": {"children": children}}}, "$ref": "#/$defs/node"})
+    };
+    let in_place = explainer(&tree(json!({"type": "array", "items": item})));
+    let walked = explainer(&tree(
+        json!({"type": "array", "prefixItems": vec![item; 8]}),
+    ));
+    for depth in [0, 1, 2, 20, 38, 39, 40, 41, 42, 43, 44, 45, 50, 60, 130] {
+        let sent = (0..depth).fold(
+            json!({"children": leaves}),
+            |inner, _| json!({"children": [inner]}),
+        );
+        let explained = explain_with(&in_place, &sent);
+        assert_eq!(explained, explain_with(&walked, &sent), "depth {depth}");
+        assert!(explained.total >= 1, "depth {depth}: {explained:?}");
+        let too_deep = explained
+            .locations
+            .iter()
+            .flat_map(|location| &location.problems)
+            .any(|problem| problem.text == "value is nested too deeply to be checked");
+        assert_eq!(too_deep, depth >= 41, "depth {depth}: {explained:?}");
+    }
+    let flat = explain_with(&in_place, &json!({"children": leaves}));
+    assert_eq!(
+        pointers(&flat),
+        [
+            "/children/1",
+            "/children/3",
+            "/children/4/children/0",
+            "/children/5/other",
+            "/children/7"
+        ]
+    );
+    assert_eq!(
+        problems_at(&flat, "/children/1"),
+        [(
+            Keyword::AnyOf,
+            "value matches none of the allowed alternatives; expected one of the types: null, object"
+        )]
+    );
+}
+
 fn wrong_items(n: usize) -> Value {
     json!({"items": (0..n).map(|i| json!(i)).collect::<Vec<_>>()})
 }

@@ -10,6 +10,7 @@ use jsonschema::{Draft, Registry, Validator};
 use serde_json::{Map, Value};
 
 use super::keywords::{self, NodeId, SchemaNode};
+use super::walk::EmptyAccepted;
 
 /// The URI the root document is registered under, so that a delegated
 /// subschema's `#/…` references still reach the root's definitions.
@@ -105,6 +106,24 @@ impl<'r, F: Json> Build<'r, F> {
             Some(registry) => options.with_registry(registry).build(&schema).ok(),
             None => options.build(&schema).ok(),
         }
+    }
+
+    /// Whether the subschema `value` accepts an empty object and an empty
+    /// array, as jsonschema judges them (both `false` when it does not
+    /// compile).
+    pub fn empty_accepted(&self, value: &Value) -> EmptyAccepted {
+        let schema = absolutize(value);
+        let options = jsonschema::options()
+            .with_draft(Draft::Draft202012)
+            .should_validate_formats(self.assert_formats);
+        let validator = match &self.registry {
+            Some(registry) => options.with_registry(registry).build(&schema),
+            None => options.build(&schema),
+        };
+        validator.map_or(EmptyAccepted::default(), |validator| EmptyAccepted {
+            object: validator.is_valid(&Value::Object(Map::new())),
+            array: validator.is_valid(&Value::Array(Vec::new())),
+        })
     }
 
     /// `value` with its `$ref` chain followed within the root (static

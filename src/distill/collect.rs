@@ -31,6 +31,9 @@ pub struct Collector {
     seen: u64,
     emitted: usize,
     parts: Vec<Part>,
+    /// What the walk said of its path before this report (see
+    /// [`Collector::path_kept`]).
+    kept: Option<usize>,
     rendered: usize,
     walks: usize,
 }
@@ -39,6 +42,9 @@ pub struct Collector {
 #[derive(Default)]
 struct Part {
     locations: Distinct,
+    /// Tokens of this class's last reported path the walk has kept since
+    /// (see [`Collector::path_kept`]); 0 when not known.
+    kept: usize,
     problem_count: usize,
     top: Vec<Entry>,
     /// The last report sorted after the last kept location (a full list).
@@ -142,6 +148,7 @@ impl Collector {
             seen: 0,
             emitted: 0,
             parts: vec![Part::default()],
+            kept: None,
             rendered: 0,
             walks: 0,
         }
@@ -189,9 +196,17 @@ impl Collector {
             part.problem_count = 0;
             part.top.clear();
             part.last_past = false;
+            part.kept = 0;
         }
+        self.kept = None;
         self.rendered = 0;
         self.walks = 0;
+    }
+
+    /// Says, before a report, that the walk's path kept its first `len`
+    /// tokens since the last report: they are compared no more.
+    pub(crate) fn path_kept(&mut self, len: usize) {
+        self.kept = Some(len);
     }
 
     /// Notes a walk feeding this collector (see [`Collector::walks`]).
@@ -248,6 +263,10 @@ impl Collector {
     ) {
         self.seen |= 1 << keyword as u32;
         self.emitted += 1;
+        let kept = self.kept.take();
+        for part in &mut self.parts {
+            part.kept = kept.map_or(0, |kept| part.kept.min(kept));
+        }
         let class = self.classes.map_or(0, |classify| classify(keyword));
         let Some(part) = self.parts.get_mut(class) else {
             return;
@@ -262,7 +281,8 @@ impl Collector {
                 self.flagged = true;
             }
         }
-        let noted = part.locations.report(path);
+        let noted = part.locations.report_kept(path, part.kept);
+        part.kept = path.len();
 
         // Past the last of a full list: the common case of a body full of
         // wrong items, decided without a comparison when the last report

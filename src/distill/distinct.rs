@@ -228,20 +228,40 @@ impl Default for Distinct {
 }
 
 impl Distinct {
+    /// [`Distinct::report_kept`] knowing nothing of the path between reports.
+    #[cfg(test)]
+    pub fn report(&mut self, path: &[Tok<'_>]) -> Noted {
+        self.report_kept(path, 0)
+    }
+
     /// Notes a report at `path`: whether its location may be new (it is
     /// then counted, provisionally where a re-entry is possible), and
     /// whether `path` is known to sort after the last report's path.
-    pub fn report(&mut self, path: &[Tok<'_>]) -> Noted {
-        if let Some(noted) = self.next_sibling(path) {
+    ///
+    /// `kept`: tokens of the last report's path that the walk has not left
+    /// since (they are `path`'s first ones), so only those after them are
+    /// compared; a report deep in the instance then costs the same as one
+    /// near the root.
+    pub fn report_kept(&mut self, path: &[Tok<'_>], kept: usize) -> Noted {
+        let last_len = self.levels.len() - 1;
+        let kept = kept.min(last_len).min(path.len());
+        debug_assert!(
+            self.levels[1..=kept]
+                .iter()
+                .zip(path)
+                .all(|(level, token)| level.same(token)),
+            "the walk left a level it said it kept"
+        );
+        if let Some(noted) = self.next_sibling(path, kept) {
             return noted;
         }
-        let last_len = self.levels.len() - 1;
         // Levels past the root that the last report's path shares.
-        let shared = self.levels[1..]
-            .iter()
-            .zip(path)
-            .take_while(|(level, token)| level.same(token))
-            .count();
+        let shared = kept
+            + self.levels[1 + kept..]
+                .iter()
+                .zip(&path[kept..])
+                .take_while(|(level, token)| level.same(token))
+                .count();
         // Below the last path (an extension sorts after its prefix), or
         // beside it at an index above every index entered there.
         let mut after = shared == last_len && shared < path.len();
@@ -290,7 +310,7 @@ impl Distinct {
     /// last. Its level is reused in place rather than ended and pushed
     /// again (nothing to deduplicate: identities are not kept and it was
     /// not re-entered). `None`: not that case.
-    fn next_sibling(&mut self, path: &[Tok<'_>]) -> Option<Noted> {
+    fn next_sibling(&mut self, path: &[Tok<'_>], kept: usize) -> Option<Noted> {
         let depth = path.len();
         if self.keep || depth == 0 || depth + 1 != self.levels.len() {
             return None;
@@ -302,9 +322,9 @@ impl Distinct {
         let (above, last) = self.levels.split_at_mut(depth);
         if last[0].reentered
             || above[depth - 1].max_index.is_some_and(|max| *index <= max)
-            || !above[1..]
+            || !above[1 + kept.min(depth - 1)..]
                 .iter()
-                .zip(path)
+                .zip(&path[kept.min(depth - 1)..])
                 .all(|(level, token)| level.same(token))
         {
             return None;

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use jsonschema::json::Json;
+use jsonschema::json::{Array, Json, Node, Object};
 use smallvec::SmallVec;
 
 use super::collect::Collector;
@@ -30,18 +30,39 @@ impl OnFalse {
 /// An element check [`Walker::typed_element`] makes in place.
 #[derive(Clone, Copy)]
 pub(crate) struct Typed {
-    /// The types admitted.
+    /// The types admitted: a value of another type is reported here.
     mask: TypeMask,
-    /// Whether they are an `anyOf`'s branches (reported as the `anyOf`).
+    /// The admitted types whose every value the node accepts; a value of
+    /// another admitted type is walked unless it is an accepted empty.
+    settled: TypeMask,
+    /// Whether the types are an `anyOf`'s branches (reported as the `anyOf`).
     any_of: bool,
+    empty: EmptyAccepted,
 }
 
-/// Never read: a typed node is an object, not `false`.
-const ON_TYPED: OnFalse = OnFalse::PLAIN;
+/// Whether a schema accepts `{}` and `[]`, asked of jsonschema once when
+/// the explainer is built: an empty element it accepts needs no walk, and
+/// a body of them (the leaves of a recursive tree) costs no more to
+/// explain than to validate.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct EmptyAccepted {
+    pub object: bool,
+    pub array: bool,
+}
+
+impl EmptyAccepted {
+    fn accepts<'a, F: Json>(self, value: &F::Node<'a>) -> bool {
+        (self.object && value.as_object().is_some_and(|object| object.len() == 0))
+            || (self.array && value.as_array().is_some_and(|array| array.len() == 0))
+    }
+}
 
 pub(crate) struct Walker<'e, 'a, F: Json> {
     pub nodes: &'e [SchemaNode<F>],
     pub path: SmallVec<[Tok<'a>; 32]>,
+    /// The shortest the path has been since the last report: the tokens
+    /// before it are the last report's (see [`Collector::path_kept`]).
+    kept: usize,
     pub out: &'e mut Collector,
     pub frames: usize,
     pub steps: u64,
@@ -58,6 +79,7 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
         Walker {
             nodes,
             path: SmallVec::new(),
+            kept: 0,
             out,
             frames: 0,
             steps: 0,
@@ -106,49 +128,78 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
     ) {
         self.path.push(Tok::Key(name));
         self.walk(id, value, on_false);
-        self.path.pop();
+        self.pop();
     }
 
     /// How node `id` can be checked on an array's elements in place
-    /// ([`Walker::typed_element`]): when all it says is `type`, or an
-    /// `anyOf` of branches that say only `type`.
-    pub fn typed(&self, id: NodeId) -> Option<Typed> {
+    /// ([`Walker::typed_element`]): by type when all it says is `type`, or
+    /// is an `anyOf` (a branch that says only `type` settles its types; a
+    /// type no branch admits is reported at once), and by `empty` for an
+    /// empty object or array. `None` when nothing is checked in place.
+    pub fn typed(&self, id: NodeId, empty: EmptyAccepted) -> Option<Typed> {
         let SchemaNode::Object(node) = &self.nodes[id as usize] else {
             return None;
         };
         if let Some(mask) = node.only_types() {
             return Some(Typed {
                 mask,
+                settled: mask,
                 any_of: false,
+                empty,
             });
         }
-        let branches = node.only_any_of()?;
-        let mut mask = TypeMask::default();
-        for branch in branches {
-            let SchemaNode::Object(branch) = &self.nodes[branch as usize] else {
-                return None;
-            };
-            mask = mask.union(branch.only_types()?);
+        if let Some((mask, branches)) = node.only_any_of() {
+            let mut settled = TypeMask::default();
+            for (branch, _) in branches {
+                if let SchemaNode::Object(branch) = &self.nodes[branch as usize]
+                    && let Some(types) = branch.only_types()
+                {
+                    settled = settled.union(types);
+                }
+            }
+            return Some(Typed {
+                mask,
+                settled,
+                any_of: true,
+                empty,
+            });
         }
-        Some(Typed { mask, any_of: true })
+        (empty.object || empty.array).then_some(Typed {
+            mask: TypeMask::ALL,
+            settled: TypeMask::default(),
+            any_of: false,
+            empty,
+        })
     }
 
-    /// [`Walker::walk_element`] for a node [`Walker::typed`] described:
-    /// the same steps and report without the walk's dispatch (a body full
-    /// of wrong items pays it once per item). Near the step budget or the
-    /// frame cap, the element is walked.
-    pub fn typed_element(&mut self, index: usize, id: NodeId, typed: Typed, value: &F::Node<'a>) {
+    /// [`Walker::walk_element`] for a node [`Walker::typed`] described: the
+    /// same steps and report without the walk's dispatch (a body full of
+    /// wrong items pays it once per item) where the type or an accepted
+    /// empty decides; otherwise, and near the step budget or the frame
+    /// cap, the element is walked.
+    pub fn typed_element(
+        &mut self,
+        index: usize,
+        id: NodeId,
+        typed: Typed,
+        value: &F::Node<'a>,
+        on_false: OnFalse,
+    ) {
         if self.exhausted {
             return;
         }
         // The node and, for an `anyOf`, the branch walked into.
         if self.steps + 2 > STEP_BUDGET || self.frames + self.path.len() + 3 >= MAX_FRAMES {
-            self.walk_element(index, id, value, ON_TYPED);
+            self.walk_element(index, id, value, on_false);
             return;
         }
         let found = type_bit::<F>(value);
         if typed.mask.admits(found) {
-            self.steps += 1 + u64::from(typed.any_of);
+            if typed.settled.admits(found) || typed.empty.accepts::<F>(value) {
+                self.steps += 1 + u64::from(typed.any_of);
+            } else {
+                self.walk_element(index, id, value, on_false);
+            }
             return;
         }
         self.steps += 1;
@@ -164,8 +215,8 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
             };
             (Keyword::Type, self.via, msg)
         };
-        self.out.report(&self.path, received, keyword, via, msg);
-        self.path.pop();
+        self.emit(received, keyword, via, msg);
+        self.pop();
     }
 
     /// Applies node `id` to element `index` of the current array.
@@ -178,18 +229,30 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
     ) {
         self.path.push(Tok::Index(index));
         self.walk(id, value, on_false);
-        self.path.pop();
+        self.pop();
     }
 
     /// Records a problem at the current path.
     pub fn report(&mut self, instance: &F::Node<'a>, keyword: Keyword, msg: Msg<'_>) {
-        self.out.report(
-            &self.path,
-            received_type::<F>(instance),
-            keyword,
-            self.via,
-            msg,
-        );
+        self.emit(received_type::<F>(instance), keyword, self.via, msg);
+    }
+
+    fn emit(
+        &mut self,
+        received_type: &'static str,
+        keyword: Keyword,
+        via: Option<Keyword>,
+        msg: Msg<'_>,
+    ) {
+        self.out.path_kept(self.kept);
+        self.out
+            .report(&self.path, received_type, keyword, via, msg);
+        self.kept = self.path.len();
+    }
+
+    fn pop(&mut self) {
+        self.path.pop();
+        self.kept = self.kept.min(self.path.len());
     }
 
     /// Records a problem at member `name` of the current object.
@@ -202,7 +265,7 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
     ) {
         self.path.push(Tok::Key(name));
         self.report(value, keyword, msg);
-        self.path.pop();
+        self.pop();
     }
 
     /// Runs `f` inside `combinator` (the outermost one sticks).

@@ -103,14 +103,24 @@ impl<F: Json> CombinatorsKw<F> {
         })
     }
 
-    /// The branches of an `anyOf` that is all there is.
-    pub fn only_any_of(&self) -> Option<impl Iterator<Item = NodeId> + '_> {
+    /// The branches of an `anyOf` that is all there is, each with the
+    /// types it can admit (`None`: any), and the types they admit together.
+    pub fn only_any_of(
+        &self,
+    ) -> Option<(
+        TypeMask,
+        impl Iterator<Item = (NodeId, Option<TypeMask>)> + '_,
+    )> {
         let alone = self.all_of.is_empty()
             && self.one_of.is_none()
             && self.not.is_none()
             && self.condition.is_none();
         let any_of = self.any_of.as_ref().filter(|_| alone)?;
-        Some(any_of.branches.iter().map(|branch| branch.node))
+        let branches = any_of
+            .branches
+            .iter()
+            .map(|branch| (branch.node, branch.types));
+        Some((any_of.types, branches))
     }
 
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {

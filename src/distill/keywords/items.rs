@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::super::Keyword;
 use super::super::build::{Build, STATIC_DEPTH};
 use super::super::texts::{self, Msg};
-use super::super::walk::{OnFalse, Walker};
+use super::super::walk::{EmptyAccepted, OnFalse, Walker};
 use super::NodeId;
 use super::string::as_count;
 
@@ -50,6 +50,8 @@ struct Unevaluated<F: Json> {
 pub(crate) struct ItemsKw<F: Json> {
     prefix: Vec<NodeId>,
     items: Option<NodeId>,
+    /// Which empty containers `items` accepts.
+    items_empty: EmptyAccepted,
     contains: Option<Contains<F>>,
     min: Option<(u64, String)>,
     max: Option<(u64, String)>,
@@ -65,6 +67,7 @@ impl<F: Json> ItemsKw<F> {
     ) -> Option<ItemsKw<F>> {
         let mut prefix: Vec<NodeId> = Vec::new();
         let mut items = None;
+        let mut items_empty = EmptyAccepted::default();
         if let Some(list) = schema.get("prefixItems").and_then(Value::as_array) {
             for i in 0..list.len() {
                 prefix.push(b.child(pointer, &["prefixItems", &i.to_string()]));
@@ -78,7 +81,10 @@ impl<F: Json> ItemsKw<F> {
                 }
             }
             Some(Value::Array(_)) | None => {}
-            Some(_) => items = Some(b.child(pointer, &["items"])),
+            Some(value) => {
+                items = Some(b.child(pointer, &["items"]));
+                items_empty = b.empty_accepted(value);
+            }
         }
         let contains = schema.get("contains").and_then(|value| {
             let validator = b.sub(value)?;
@@ -127,6 +133,7 @@ impl<F: Json> ItemsKw<F> {
         Some(ItemsKw {
             prefix,
             items,
+            items_empty,
             contains,
             min,
             max,
@@ -172,14 +179,16 @@ impl<F: Json> ItemsKw<F> {
             }
         }
         if !self.prefix.is_empty() || self.items.is_some() || self.unevaluated.is_some() {
-            let typed = self.items.and_then(|id| Some((id, w.typed(id)?)));
+            let typed = self
+                .items
+                .and_then(|id| Some((id, w.typed(id, self.items_empty)?)));
             for (index, element) in array.elements().enumerate() {
                 if w.exhausted {
                     return;
                 }
                 match typed {
                     Some((id, typed)) if index >= self.prefix.len() => {
-                        w.typed_element(index, id, typed, &element)
+                        w.typed_element(index, id, typed, &element, ON_ITEMS)
                     }
                     _ => self.check_element(w, index, &element),
                 }

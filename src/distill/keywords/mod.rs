@@ -51,8 +51,14 @@ impl<F: Json> ObjNode<F> {
         (self.combinators.is_none() && self.says_no_more()).then_some(types.mask)
     }
 
-    /// The branches of this node's `anyOf` when it says nothing else.
-    pub fn only_any_of(&self) -> Option<impl Iterator<Item = NodeId> + '_> {
+    /// The branches of this node's `anyOf` when it says nothing else
+    /// (see [`combinators::CombinatorsKw::only_any_of`]).
+    pub fn only_any_of(
+        &self,
+    ) -> Option<(
+        type_::TypeMask,
+        impl Iterator<Item = (NodeId, Option<type_::TypeMask>)> + '_,
+    )> {
         let combinators = self.combinators.as_ref()?;
         if self.types.is_some() || !self.says_no_more() {
             return None;
