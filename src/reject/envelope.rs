@@ -131,7 +131,9 @@ pub(crate) fn write_one_line(out: &mut BytesMut, message: &str) {
 
 /// The inside of [`write_one_line`].
 pub(crate) fn escape_one_line(out: &mut BytesMut, message: &str) {
-    if message.len() <= MAX_MESSAGE_BYTES && !message.chars().any(char::is_control) {
+    if message.len() <= MAX_MESSAGE_BYTES
+        && (plain_ascii(message.as_bytes()) || !message.chars().any(char::is_control))
+    {
         return escape(out, message);
     }
     let line = |c: char| if c.is_control() { ' ' } else { c };
@@ -156,6 +158,21 @@ pub(crate) fn escape_one_line(out: &mut BytesMut, message: &str) {
 pub(crate) fn escape(out: &mut BytesMut, text: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
+    // Refusal texts are mostly plain: skip to the first word that holds a
+    // byte to escape, eight bytes a step.
+    let mut start = 0;
+    while let Some(word) = bytes.get(start..start + 8) {
+        if needs_escape(word_of(word)) {
+            break;
+        }
+        start += 8;
+    }
+    if start == bytes.len() {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    out.extend_from_slice(&bytes[..start]);
+    let bytes = &bytes[start..];
     let mut start = 0;
     for (i, &byte) in bytes.iter().enumerate() {
         let short: &[u8] = match byte {
@@ -181,6 +198,43 @@ pub(crate) fn escape(out: &mut BytesMut, text: &str) {
         start = i + 1;
     }
     out.extend_from_slice(&bytes[start..]);
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+fn word_of(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(bytes);
+    u64::from_le_bytes(word)
+}
+
+/// Whether a byte of `word` is below 0x20 or `n` (the classic
+/// has-less-than and has-byte tests; exact for bytes below 0x80, and a
+/// byte of 0x80 or more never sets its flag).
+fn has_below(word: u64, n: u8) -> bool {
+    word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS != 0
+}
+
+fn has_byte(word: u64, byte: u8) -> bool {
+    has_below(word ^ (ONES * u64::from(byte)), 1)
+}
+
+/// Whether one of the eight bytes is `"`, `\\` or below 0x20.
+fn needs_escape(word: u64) -> bool {
+    has_below(word, 0x20) || has_byte(word, b'"') || has_byte(word, b'\\')
+}
+
+/// Whether `bytes` are printable ASCII (no control character, nothing
+/// past 0x7e), eight a step.
+fn plain_ascii(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(8);
+    let plain = |word: u64| word & HIGHS == 0 && !has_below(word, 0x20) && !has_byte(word, 0x7f);
+    words.all(|chunk| plain(word_of(chunk)))
+        && words
+            .remainder()
+            .iter()
+            .all(|&byte| (0x20..0x7f).contains(&byte))
 }
 
 #[cfg(test)]
@@ -264,6 +318,22 @@ mod tests {
             let mut out = BytesMut::new();
             write_one_line(&mut out, text);
             assert_eq!(&out[..], one_line_on_the_heap(text).as_bytes(), "{text:?}");
+        }
+        // Each byte that needs escaping, and a few that do not, at every
+        // place of the eight-byte words the scan reads.
+        for special in [
+            '"', '\\', '\n', '\u{0}', '\u{1f}', ' ', '\u{7f}', '\u{85}', 'é',
+        ] {
+            for at in 0..20 {
+                let text = format!("{}{special}{}", "a".repeat(at), "b".repeat(19 - at));
+                let mut out = BytesMut::new();
+                write_string(&mut out, &text);
+                let expected = serde_json::to_string(&text).unwrap();
+                assert_eq!(&out[..], expected.as_bytes(), "{text:?}");
+                let mut out = BytesMut::new();
+                write_one_line(&mut out, &text);
+                assert_eq!(&out[..], one_line_on_the_heap(&text).as_bytes(), "{text:?}");
+            }
         }
         let over = "ü".repeat(crate::distill::ECHO_BOUND);
         let mut out = BytesMut::new();
