@@ -3,9 +3,11 @@
 //! while walking, without allocating for a location that does not enter
 //! them), and renders texts only for those.
 
+use std::fmt;
+
 use super::distinct::Distinct;
 use super::path::{
-    OwnedTok, PathToken, Tok, TokView, compare_paths, cut_at_echo_bound, render_pointer,
+    OwnedTok, PathToken, Tok, TokView, compare_tokens, cut_at_echo_bound, render_pointer_into,
 };
 use super::texts::{self, Msg};
 use super::{Keyword, MAX_LOCATIONS, MAX_PROBLEMS};
@@ -47,16 +49,61 @@ struct Part {
     kept: usize,
     problem_count: usize,
     top: Vec<Entry>,
+    /// Entries that left the list, kept for their capacity.
+    spare: Vec<Entry>,
     /// The last report sorted after the last kept location (a full list).
     last_past: bool,
 }
 
+/// Bytes of names and texts a spare entry may hold: one that held a long
+/// member name gives its memory back rather than keep it for the next
+/// refusal.
+const SPARE_KEEP: usize = 4 * 1024;
+
+impl Part {
+    fn recycle(&mut self) {
+        while let Some(entry) = self.top.pop() {
+            self.keep_spare(entry);
+        }
+    }
+
+    fn keep_spare(&mut self, entry: Entry) {
+        if entry.names.capacity() + entry.texts.capacity() <= SPARE_KEEP {
+            self.spare.push(entry);
+        }
+    }
+}
+
+/// A kept location, its member names and texts in buffers of its own: an
+/// entry that leaves the list goes back to the part's spares with its
+/// capacity, so a refusal in steady state allocates nothing here.
+#[derive(Debug, Default)]
 struct Entry {
-    tokens: Vec<OwnedTok>,
+    tokens: Vec<EntryTok>,
+    /// The member names of `tokens`, one after another.
+    names: String,
+    problems: Vec<Kept>,
+    /// The problems' texts, then (once found) the rendered pointer.
+    texts: String,
+    pointer: (usize, usize),
     received_type: &'static str,
-    problems: Vec<Problem>,
     /// Distinct problems past [`KEPT_PER_LOCATION`].
     overflow: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum EntryTok {
+    /// A member name: its span in [`Entry::names`].
+    Key(usize, usize),
+    Index(usize),
+}
+
+/// A kept problem, its text a span of [`Entry::texts`].
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    keyword: Keyword,
+    via: Option<Keyword>,
+    text: (usize, usize),
 }
 
 /// What the collector found, distilled.
@@ -164,7 +211,7 @@ impl Collector {
     }
 
     /// A collector that distills each of `count` classes of problems apart
-    /// (see [`Collector::finish_classes`]).
+    /// (see [`Collector::finish_first_class`]).
     pub fn with_classes(classes: KeywordClasses, count: usize) -> Self {
         let mut parts = Vec::with_capacity(count);
         parts.resize_with(count, Part::default);
@@ -194,7 +241,7 @@ impl Collector {
         for part in &mut self.parts {
             part.locations.clear();
             part.problem_count = 0;
-            part.top.clear();
+            part.recycle();
             part.last_past = false;
             part.kept = 0;
         }
@@ -287,9 +334,10 @@ impl Collector {
         // Past the last of a full list: the common case of a body full of
         // wrong items, decided without a comparison when the last report
         // was past it and this one sorts after that, else with one.
+        let here = || path.iter().map(TokView::view);
         if part.top.len() >= MAX_LOCATIONS
             && ((noted.after && part.last_past)
-                || compare_paths(path, &part.top[part.top.len() - 1].tokens).is_gt())
+                || compare_tokens(here(), part.top[part.top.len() - 1].path()).is_gt())
         {
             part.last_past = true;
             return;
@@ -297,28 +345,23 @@ impl Collector {
         part.last_past = false;
         let position = part
             .top
-            .partition_point(|entry| compare_paths(&entry.tokens, path).is_lt());
+            .partition_point(|entry| compare_tokens(entry.path(), here()).is_lt());
         self.rendered += 1;
         if let Some(entry) = part.top.get_mut(position)
-            && compare_paths(&entry.tokens, path).is_eq()
+            && compare_tokens(entry.path(), here()).is_eq()
         {
             if !entry.add(keyword, via, &msg) {
                 part.problem_count -= 1;
             }
             return;
         }
-        if part.top.len() >= MAX_LOCATIONS {
-            part.top.pop();
+        if part.top.len() >= MAX_LOCATIONS
+            && let Some(evicted) = part.top.pop()
+        {
+            part.keep_spare(evicted);
         }
-        let mut entry = Entry {
-            tokens: path
-                .iter()
-                .map(|token| OwnedTok::from_view(token.view()))
-                .collect(),
-            received_type,
-            problems: Vec::new(),
-            overflow: 0,
-        };
+        let mut entry = part.spare.pop().unwrap_or_default();
+        entry.fill(path, received_type);
         entry.add(keyword, via, &msg);
         part.top.insert(position, entry);
     }
@@ -331,91 +374,254 @@ impl Collector {
         distilled
     }
 
-    /// The distilled answer of each class, in class order; the collector is
-    /// cleared for reuse.
-    pub fn finish_classes(&mut self) -> Vec<Distilled> {
-        let all = (0..self.parts.len())
-            .map(|class| self.distill(class))
-            .collect();
+    /// The distilled answer of the first class, in class order, that found
+    /// a problem, with that class; the collector is cleared for reuse.
+    pub fn finish_first_class(&mut self) -> Option<(Distilled, usize)> {
+        let first = (0..self.parts.len())
+            .find(|&class| self.parts[class].problem_count > 0)
+            .map(|class| (self.distill(class), class));
         self.clear();
-        all
+        first
     }
 
-    fn distill(&mut self, class: usize) -> Distilled {
+    /// What class `class` found, read in place (see [`Found`]): each kept
+    /// location's problems sorted and capped, its pointer rendered. Read
+    /// it before the collector is cleared.
+    pub fn found(&mut self, class: usize) -> Found<'_> {
         let flagged = self.flagged;
         let part = &mut self.parts[class];
-        let locations = part
-            .top
-            .drain(..)
-            .map(|mut entry| {
-                entry.problems.sort_by(|a, b| {
-                    a.text
-                        .cmp(&b.text)
-                        .then(a.keyword.as_str().cmp(b.keyword.as_str()))
-                });
-                let more = entry.problems.len().saturating_sub(MAX_PROBLEMS) + entry.overflow;
-                entry.problems.truncate(MAX_PROBLEMS);
-                if more > 0 {
-                    entry
-                        .problems
-                        .push(Problem::plain(Keyword::Other, texts::and_more(more)));
-                }
-                LocationReport {
-                    pointer: render_pointer(&entry.tokens),
-                    received_type: entry.received_type,
-                    problems: entry.problems,
-                    path: entry.tokens,
-                }
-            })
-            .collect();
-        Distilled {
-            locations,
+        for entry in &mut part.top {
+            entry.seal();
+        }
+        Found {
+            entries: &part.top,
             total: part.locations.count(),
             problem_count: part.problem_count,
             flagged,
         }
     }
+
+    fn distill(&mut self, class: usize) -> Distilled {
+        let found = self.found(class);
+        let locations = found
+            .entries
+            .iter()
+            .map(|entry| LocationReport {
+                pointer: entry.pointer().to_owned(),
+                received_type: entry.received_type,
+                problems: entry
+                    .problems
+                    .iter()
+                    .map(|kept| Problem {
+                        keyword: kept.keyword,
+                        text: entry.text(kept).to_owned(),
+                        via: kept.via,
+                    })
+                    .collect(),
+                path: entry.path().map(OwnedTok::from_view).collect(),
+            })
+            .collect();
+        Distilled {
+            locations,
+            total: found.total,
+            problem_count: found.problem_count,
+            flagged: found.flagged,
+        }
+    }
+}
+
+/// What a collector found for one class, borrowed from it: what
+/// [`Distilled`] holds, without copying a text out.
+#[derive(Debug)]
+pub struct Found<'c> {
+    entries: &'c [Entry],
+    /// As [`Distilled::total`].
+    pub total: usize,
+    /// As [`Distilled::problem_count`].
+    pub problem_count: usize,
+    /// As [`Distilled::flagged`].
+    pub flagged: bool,
+}
+
+/// One location of a [`Found`].
+#[derive(Debug, Clone, Copy)]
+pub struct FoundLocation<'c> {
+    entry: &'c Entry,
+}
+
+impl<'c> Found<'c> {
+    /// The kept locations, in sort order.
+    pub fn locations(&self) -> impl ExactSizeIterator<Item = FoundLocation<'c>> + 'c {
+        self.entries.iter().map(|entry| FoundLocation { entry })
+    }
+}
+
+impl<'c> FoundLocation<'c> {
+    /// As [`LocationReport::pointer`].
+    pub fn pointer(self) -> &'c str {
+        self.entry.pointer()
+    }
+
+    /// The texts of [`LocationReport::problems`], in order.
+    pub fn texts(self) -> impl Iterator<Item = &'c str> + 'c {
+        let entry = self.entry;
+        entry.problems.iter().map(move |kept| entry.text(kept))
+    }
+
+    /// The number of problems [`FoundLocation::texts`] yields.
+    pub fn problem_count(self) -> usize {
+        self.entry.problems.len()
+    }
 }
 
 impl Entry {
+    /// Makes this entry the location `path`, with no problem yet.
+    fn fill(&mut self, path: &[Tok<'_>], received_type: &'static str) {
+        self.tokens.clear();
+        self.names.clear();
+        self.problems.clear();
+        self.texts.clear();
+        self.pointer = (0, 0);
+        self.overflow = 0;
+        self.received_type = received_type;
+        for token in path {
+            let token = match token.view() {
+                PathToken::Key(key) => {
+                    let start = self.names.len();
+                    self.names.push_str(key);
+                    EntryTok::Key(start, key.len())
+                }
+                PathToken::Index(index) => EntryTok::Index(index),
+            };
+            self.tokens.push(token);
+        }
+    }
+
+    fn path(&self) -> impl Iterator<Item = PathToken<'_>> + Clone {
+        self.tokens.iter().map(|token| match *token {
+            EntryTok::Key(start, len) => PathToken::Key(&self.names[start..start + len]),
+            EntryTok::Index(index) => PathToken::Index(index),
+        })
+    }
+
+    fn text(&self, kept: &Kept) -> &str {
+        &self.texts[kept.text.0..kept.text.0 + kept.text.1]
+    }
+
+    fn pointer(&self) -> &str {
+        &self.texts[self.pointer.0..self.pointer.0 + self.pointer.1]
+    }
+
+    /// Sorts the problems by text (then keyword), caps them with an `and
+    /// N more`, and renders the pointer.
+    fn seal(&mut self) {
+        let Entry {
+            problems, texts, ..
+        } = self;
+        let text = |kept: &Kept| &texts[kept.text.0..kept.text.0 + kept.text.1];
+        problems.sort_by(|a, b| {
+            text(a)
+                .cmp(text(b))
+                .then(a.keyword.as_str().cmp(b.keyword.as_str()))
+        });
+        let more = self.problems.len().saturating_sub(MAX_PROBLEMS) + self.overflow;
+        self.problems.truncate(MAX_PROBLEMS);
+        self.overflow = 0;
+        if more > 0 {
+            let start = self.texts.len();
+            texts::and_more_into(&mut self.texts, more);
+            self.problems.push(Kept {
+                keyword: Keyword::Other,
+                via: None,
+                text: (start, self.texts.len() - start),
+            });
+        }
+        let start = self.texts.len();
+        let mut texts = std::mem::take(&mut self.texts);
+        render_pointer_into(&mut texts, self.path());
+        self.texts = texts;
+        self.pointer = (start, self.texts.len() - start);
+    }
+
     /// Adds a problem; false when its text was already there.
     fn add(&mut self, keyword: Keyword, via: Option<Keyword>, msg: &Msg<'_>) -> bool {
-        let text = texts::render(msg);
-        if self.problems.iter().any(|p| p.text == text) {
+        let start = self.texts.len();
+        texts::render_into(&mut self.texts, msg);
+        let len = self.texts.len() - start;
+        let text = &self.texts[start..];
+        if self
+            .problems
+            .iter()
+            .any(|kept| &self.texts[kept.text.0..kept.text.0 + kept.text.1] == text)
+        {
+            self.texts.truncate(start);
             return false;
         }
         if self.problems.len() >= KEPT_PER_LOCATION {
+            self.texts.truncate(start);
             self.overflow += 1;
             return true;
         }
-        self.problems.push(Problem { keyword, text, via });
+        self.problems.push(Kept {
+            keyword,
+            via,
+            text: (start, len),
+        });
         true
     }
+}
+
+/// [`summary_line`] of what a collector found, written to `out`.
+pub fn write_summary_line(out: &mut impl fmt::Write, prefix: &str, found: &Found<'_>) {
+    let first = found.locations().next();
+    let single = first.map(|first| (first.pointer(), first.texts().next(), first.problem_count()));
+    write_summary(out, prefix, found.total, found.problem_count, single);
 }
 
 /// The one-line `message` of an answer: `"<prefix>: <text> at <pointer>"`
 /// for a single problem, `"<prefix>: N problems at M locations; first at
 /// <pointer>"` otherwise. The root reads as `(root)`.
 pub fn summary_line(prefix: &str, d: &Distilled) -> String {
-    let Some(first) = d.locations.first() else {
-        return prefix.to_owned();
+    let mut line = String::new();
+    let first = d.locations.first().map(|first| {
+        let text = first.problems.first().map(|problem| problem.text.as_str());
+        (first.pointer.as_str(), text, first.problems.len())
+    });
+    write_summary(&mut line, prefix, d.total, d.problem_count, first);
+    line
+}
+
+/// The summary line from its parts: the first location's pointer, its
+/// first text and how many it has.
+fn write_summary(
+    out: &mut impl fmt::Write,
+    prefix: &str,
+    total: usize,
+    problem_count: usize,
+    first: Option<(&str, Option<&str>, usize)>,
+) {
+    let Some((pointer, text, texts)) = first else {
+        let _ = out.write_str(prefix);
+        return;
     };
-    let pointer = if first.pointer.is_empty() {
-        "(root)".to_owned()
+    let _ = out.write_str(&cut_at_echo_bound(prefix));
+    let _ = out.write_str(": ");
+    if let (1, 0..=1, Some(text), 1) = (total, problem_count, text, texts) {
+        let _ = write!(out, "{text} at ");
     } else {
-        cut_at_echo_bound(&first.pointer).into_owned()
-    };
-    let prefix = cut_at_echo_bound(prefix);
-    if d.total == 1 && d.problem_count <= 1 && first.problems.len() == 1 {
-        return format!("{prefix}: {} at {pointer}", first.problems[0].text);
+        let problems = problem_count.max(total);
+        let _ = write!(
+            out,
+            "{problems} problem{} at {total} location{}; first at ",
+            if problems == 1 { "" } else { "s" },
+            if total == 1 { "" } else { "s" },
+        );
     }
-    let problems = d.problem_count.max(d.total);
-    format!(
-        "{prefix}: {problems} problem{} at {} location{}; first at {pointer}",
-        if problems == 1 { "" } else { "s" },
-        d.total,
-        if d.total == 1 { "" } else { "s" },
-    )
+    if pointer.is_empty() {
+        let _ = out.write_str("(root)");
+    } else {
+        let _ = out.write_str(&cut_at_echo_bound(pointer));
+    }
 }
 
 #[cfg(test)]
@@ -479,6 +685,40 @@ mod tests {
         assert_eq!(problems.len(), MAX_PROBLEMS + 1);
         assert_eq!(problems[0].text, "problem 00");
         assert_eq!(problems[MAX_PROBLEMS].text, "and 20 more");
+    }
+
+    #[test]
+    fn a_reused_collector_answers_as_a_fresh_one_and_gives_long_names_back() {
+        let long = "k".repeat(SPARE_KEEP + 1);
+        let mut reused = Collector::new();
+        for round in 0..3 {
+            for (path, text) in [
+                (vec![key("b"), Tok::Index(round)], "second"),
+                (vec![key(&long)], "long"),
+                (vec![key("a")], "first"),
+            ] {
+                reused.report(&path, "string", Keyword::Type, None, Msg::Static(text));
+            }
+            let found = reused.found(0);
+            let pointers: Vec<&str> = found.locations().map(|l| l.pointer()).collect();
+            assert_eq!(pointers[..2], ["/a", format!("/b/{round}").as_str()]);
+            assert!(pointers[2].ends_with('…'), "{}", pointers[2]);
+            let mut line = String::new();
+            write_summary_line(&mut line, "Invalid params", &found);
+            assert_eq!(
+                line,
+                "Invalid params: 3 problems at 3 locations; first at /a"
+            );
+            reused.clear();
+            // The entry that held the long name was not kept.
+            let spare = &reused.parts[0].spare;
+            assert_eq!(spare.len(), 2);
+            assert!(
+                spare
+                    .iter()
+                    .all(|entry| entry.names.capacity() < SPARE_KEEP)
+            );
+        }
     }
 
     #[test]

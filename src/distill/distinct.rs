@@ -24,6 +24,9 @@ use smallvec::SmallVec;
 
 use super::path::Tok;
 
+/// Identities a cleared counter keeps room for.
+const IDENTITIES_KEEP: usize = 4 * 1024;
+
 /// Keys remembered per level beyond the address order before a key that
 /// cannot be told new counts as a possible re-entry.
 const KEYS_REMEMBERED: usize = 8;
@@ -372,6 +375,10 @@ impl Distinct {
         self.levels.truncate(1);
         self.levels[0] = Level::new(LevelTok::Root, None, SEED, 0);
         self.keep = false;
+        if self.identities.capacity() > IDENTITIES_KEEP {
+            // A kept counter gives a large walk's memory back.
+            self.identities = Vec::new();
+        }
         self.identities.clear();
         self.counted = 0;
         self.inexact = false;

@@ -30,7 +30,9 @@ use jsonschema::json::Json;
 use serde_json::Value;
 
 pub use build::local_pointer;
-pub use collect::{Collector, Distilled, LocationReport, Problem, summary_line};
+pub use collect::{
+    Collector, Distilled, Found, LocationReport, Problem, summary_line, write_summary_line,
+};
 pub use path::{OwnedTok, PathToken, cut_at_echo_bound, within_echo_bound};
 
 use keywords::SchemaNode;

@@ -96,36 +96,56 @@ fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
 
 /// The sort order of locations: token by token, a prefix before its
 /// extensions. Allocation free.
+#[cfg(test)]
 pub(crate) fn compare_paths<A: TokView, B: TokView>(a: &[A], b: &[B]) -> Ordering {
-    for (x, y) in a.iter().zip(b.iter()) {
-        let order = compare_token(x.view(), y.view());
+    compare_tokens(a.iter().map(TokView::view), b.iter().map(TokView::view))
+}
+
+/// [`compare_paths`] over the tokens of two paths, however they are held.
+pub(crate) fn compare_tokens<'x, 'y>(
+    a: impl IntoIterator<Item = PathToken<'x>>,
+    b: impl IntoIterator<Item = PathToken<'y>>,
+) -> Ordering {
+    let mut b = b.into_iter();
+    for x in a {
+        let Some(y) = b.next() else {
+            return Ordering::Greater;
+        };
+        let order = compare_token(x, y);
         if order != Ordering::Equal {
             return order;
         }
     }
-    a.len().cmp(&b.len())
+    if b.next().is_some() {
+        Ordering::Less
+    } else {
+        Ordering::Equal
+    }
 }
 
 /// Renders a location as an RFC 6901 pointer (`~` as `~0`, `/` as `~1`),
 /// cut at the echo bound at a UTF-8 boundary and marked with `…` when cut.
-/// Never writes much more than the bound, whatever the keys' lengths.
-pub(crate) fn render_pointer<A: TokView>(path: &[A]) -> String {
-    let mut out = String::new();
+/// Never writes much more than the bound, whatever the keys' lengths;
+/// appended to `out`.
+pub(crate) fn render_pointer_into<'t>(
+    out: &mut String,
+    path: impl IntoIterator<Item = PathToken<'t>>,
+) {
+    let start = out.len();
     let mut cut = false;
     'tokens: for token in path {
-        if out.len() >= ECHO_BOUND {
+        if out.len() - start >= ECHO_BOUND {
             cut = true;
             break;
         }
         out.push('/');
-        match token.view() {
+        match token {
             PathToken::Index(index) => {
-                use std::fmt::Write;
-                let _ = write!(out, "{index}");
+                out.push_str(itoa::Buffer::new().format(index));
             }
             PathToken::Key(key) => {
                 for ch in key.chars() {
-                    if out.len() >= ECHO_BOUND {
+                    if out.len() - start >= ECHO_BOUND {
                         cut = true;
                         break 'tokens;
                     }
@@ -138,13 +158,13 @@ pub(crate) fn render_pointer<A: TokView>(path: &[A]) -> String {
             }
         }
     }
-    if out.len() > ECHO_BOUND {
-        return cut_at_echo_bound(&out).into_owned();
-    }
-    if cut {
+    let (kept, over) = within_echo_bound(&out[start..]);
+    if over {
+        out.truncate(start + kept.len());
+        out.push('…');
+    } else if cut {
         out.push('…');
     }
-    out
 }
 
 /// Cuts `text` at [`ECHO_BOUND`] bytes at a UTF-8 boundary, marking a cut
@@ -176,6 +196,12 @@ pub fn within_echo_bound(text: &str) -> (&str, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn render_pointer(path: &[PathToken<'_>]) -> String {
+        let mut out = String::new();
+        render_pointer_into(&mut out, path.iter().copied());
+        out
+    }
 
     fn keys(tokens: &[PathToken<'static>]) -> Vec<PathToken<'static>> {
         tokens.to_vec()

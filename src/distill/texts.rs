@@ -7,7 +7,7 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use super::keywords::type_::TypeMask;
-use super::path::cut_at_echo_bound;
+use super::path::{cut_at_echo_bound, within_echo_bound};
 
 /// A problem, before its text is rendered: the collector renders only the
 /// problems of the locations it reports.
@@ -48,46 +48,64 @@ pub(crate) const TOO_DEEP: &str = "value is nested too deeply to be checked";
 pub(crate) const BUDGET: &str = "value could not be fully checked";
 
 /// `and N more`, the entry closing a location's capped problem list.
-pub(crate) fn and_more(count: usize) -> String {
-    format!("and {count} more")
+pub(crate) fn and_more_into(out: &mut String, count: usize) {
+    out.push_str("and ");
+    out.push_str(itoa::Buffer::new().format(count));
+    out.push_str(" more");
 }
 
-/// Renders a problem's text, cut at the echo bound.
-pub(crate) fn render(msg: &Msg<'_>) -> String {
-    let text = match msg {
-        Msg::Static(text) => return cut_at_echo_bound(text).into_owned(),
-        Msg::Schema(text) => return cut_at_echo_bound(text).into_owned(),
+/// Appends a problem's text to `out`, cut at the echo bound as
+/// [`cut_at_echo_bound`] cuts it; no allocation once `out` has room.
+pub(crate) fn render_into(out: &mut String, msg: &Msg<'_>) {
+    let start = out.len();
+    match msg {
+        Msg::Static(text) => out.push_str(text),
+        Msg::Schema(text) => out.push_str(text),
         Msg::Type { expected, found } => {
-            format!("expected {}, found {found}", type_list(*expected, "or"))
+            out.push_str("expected ");
+            type_list(out, *expected, "or");
+            out.push_str(", found ");
+            out.push_str(found);
         }
         Msg::NoAlternative { types } => {
-            if types.is_empty() {
-                "value matches none of the allowed alternatives".to_owned()
-            } else {
-                let mut text =
-                    "value matches none of the allowed alternatives; expected one of the types: "
-                        .to_owned();
-                for (i, name) in types.names().enumerate() {
-                    if i > 0 {
-                        text.push_str(", ");
-                    }
-                    text.push_str(name);
-                }
-                text
+            out.push_str("value matches none of the allowed alternatives");
+            for (i, name) in types.names().enumerate() {
+                out.push_str(if i == 0 {
+                    "; expected one of the types: "
+                } else {
+                    ", "
+                });
+                out.push_str(name);
             }
         }
-        Msg::Unsatisfied(keyword) => format!("value does not satisfy '{keyword}'"),
-    };
-    cut_at_echo_bound(&text).into_owned()
+        Msg::Unsatisfied(keyword) => {
+            out.push_str("value does not satisfy '");
+            out.push_str(keyword);
+            out.push('\'');
+        }
+    }
+    let (kept, cut) = within_echo_bound(&out[start..]);
+    if cut {
+        out.truncate(start + kept.len());
+        out.push('…');
+    }
 }
 
 /// `string`, `string or null`, `string, array or object`.
-fn type_list(mask: TypeMask, last: &str) -> String {
-    let names: Vec<&str> = mask.names().collect();
-    match names.len() {
-        0 => "nothing".to_owned(),
-        1 => names[0].to_owned(),
-        n => format!("{} {last} {}", names[..n - 1].join(", "), names[n - 1]),
+fn type_list(out: &mut String, mask: TypeMask, last: &str) {
+    let count = mask.names().count();
+    if count == 0 {
+        out.push_str("nothing");
+    }
+    for (i, name) in mask.names().enumerate() {
+        if i > 0 {
+            out.push_str(if i + 1 == count { " " } else { ", " });
+            if i + 1 == count {
+                out.push_str(last);
+                out.push(' ');
+            }
+        }
+        out.push_str(name);
     }
 }
 

@@ -219,6 +219,9 @@ impl std::fmt::Debug for Gate {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    /// The schema phase's collector, kept with its capacity: a refusal in
+    /// steady state allocates nothing to explain itself.
+    static COLLECTOR: RefCell<Collector> = RefCell::new(Collector::with_flag(is_envelope_problem));
 }
 
 impl Gate {
@@ -643,28 +646,71 @@ impl Gate {
         if root.prechecks.hold(message, named) && root.validator.is_valid(instance) {
             return Ok(());
         }
-        let mut collector = Collector::with_flag(is_envelope_problem);
-        root.explainer.explain(instance, &mut collector);
-        let mut distilled = collector.finish();
-        if distilled.total == 0 {
-            // The whole message, flagged as an envelope problem.
-            distilled = Distilled::unexplained(true);
-        }
-        let (reason, prefix) = if distilled.flagged {
-            (Reason::InvalidRequest, "Invalid Request")
-        } else {
-            (Reason::InvalidParams, "Invalid params")
+        COLLECTOR.with(|collector| match collector.try_borrow_mut() {
+            Ok(mut collector) => {
+                let refusal = self.explain_refusal(root, instance, message, &mut collector);
+                collector.clear();
+                Err(refusal)
+            }
+            // Nested (never in practice): a collector of its own.
+            Err(_) => Err(self.explain_refusal(
+                root,
+                instance,
+                message,
+                &mut Collector::with_flag(is_envelope_problem),
+            )),
+        })
+    }
+
+    /// The schema phase's refusal, explained into `collector` and written
+    /// from it in place.
+    fn explain_refusal(
+        &self,
+        root: &Root,
+        instance: TapeNode<'_>,
+        message: &Classified<'_>,
+        collector: &mut Collector,
+    ) -> Rejection {
+        root.explainer.explain(instance, collector);
+        let found = collector.found(0);
+        let refuse = |flagged: bool, summary: &str, errors: DataValue<'_>, total: usize| {
+            let reason = if flagged {
+                Reason::InvalidRequest
+            } else {
+                Reason::InvalidParams
+            };
+            self.rejections.send(
+                reason,
+                Some(message),
+                Some(summary),
+                &[
+                    (DataKey::Errors, errors),
+                    (DataKey::Total, DataValue::Count(total)),
+                ],
+            )
         };
-        let summary = distill::summary_line(prefix, &distilled);
-        Err(self.rejections.send(
-            reason,
-            Some(message),
-            Some(&summary),
-            &[
-                (DataKey::Errors, DataValue::Locations(&distilled.locations)),
-                (DataKey::Total, DataValue::Count(distilled.total)),
-            ],
-        ))
+        if found.total == 0 {
+            // The whole message, flagged as an envelope problem.
+            let distilled = Distilled::unexplained(true);
+            let summary = distill::summary_line(INVALID_REQUEST, &distilled);
+            let errors = DataValue::Locations(&distilled.locations);
+            return refuse(true, &summary, errors, distilled.total);
+        }
+        let prefix = if found.flagged {
+            INVALID_REQUEST
+        } else {
+            INVALID_PARAMS
+        };
+        with_arena(|arena| {
+            let mut summary = bumpalo::collections::String::new_in(arena);
+            distill::write_summary_line(&mut summary, prefix, &found);
+            refuse(
+                found.flagged,
+                &summary,
+                DataValue::Found(&found),
+                found.total,
+            )
+        })
     }
 }
 
@@ -756,6 +802,10 @@ pub(crate) fn body_too_large_message(
 
 /// A problem with the envelope itself (`jsonrpc`, `id`, `method`, `params`
 /// not an object) rather than with what `params` holds.
+/// The summary line's prefix of a schema refusal, by its reason.
+const INVALID_REQUEST: &str = "Invalid Request";
+const INVALID_PARAMS: &str = "Invalid params";
+
 fn is_envelope_problem(path: &[PathToken<'_>], keyword: Keyword) -> bool {
     match path {
         [PathToken::Key("params")] => keyword == Keyword::Type,

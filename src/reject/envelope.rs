@@ -5,7 +5,7 @@ use bytes::{BufMut, BytesMut};
 
 use super::codes::{Condition, DataKey};
 use crate::classify::RequestId;
-use crate::distill::{LocationReport, within_echo_bound};
+use crate::distill::{Found, LocationReport, within_echo_bound};
 
 /// The longest `message` an envelope carries; the variable parts in it are
 /// cut at the echo bound before, this only bounds their sum.
@@ -19,6 +19,8 @@ pub enum DataValue<'a> {
     Texts(&'a [&'a str]),
     Count(usize),
     Locations(&'a [LocationReport]),
+    /// The same list, read in place from the collector that found it.
+    Found(&'a Found<'a>),
 }
 
 /// Writes the envelope for `condition` into `out`.
@@ -73,26 +75,47 @@ fn write_value(out: &mut BytesMut, value: &DataValue<'_>) {
         DataValue::Count(count) => {
             out.extend_from_slice(itoa::Buffer::new().format(*count).as_bytes());
         }
-        DataValue::Locations(locations) => {
-            out.put_u8(b'[');
-            for (n, location) in locations.iter().enumerate() {
-                if n > 0 {
-                    out.put_u8(b',');
-                }
-                out.extend_from_slice(b"{\"path\":");
-                write_bounded(out, &location.pointer);
-                out.extend_from_slice(b",\"problems\":[");
-                for (m, problem) in location.problems.iter().enumerate() {
-                    if m > 0 {
-                        out.put_u8(b',');
-                    }
-                    write_bounded(out, &problem.text);
-                }
-                out.extend_from_slice(b"]}");
-            }
-            out.put_u8(b']');
-        }
+        DataValue::Locations(locations) => write_locations(
+            out,
+            locations.iter().map(|location| {
+                let texts = location
+                    .problems
+                    .iter()
+                    .map(|problem| problem.text.as_str());
+                (location.pointer.as_str(), texts)
+            }),
+        ),
+        DataValue::Found(found) => write_locations(
+            out,
+            found
+                .locations()
+                .map(|location| (location.pointer(), location.texts())),
+        ),
     }
+}
+
+/// `[{"path": pointer, "problems": [text, …]}, …]`.
+fn write_locations<'t, T: Iterator<Item = &'t str>>(
+    out: &mut BytesMut,
+    locations: impl Iterator<Item = (&'t str, T)>,
+) {
+    out.put_u8(b'[');
+    for (n, (pointer, texts)) in locations.enumerate() {
+        if n > 0 {
+            out.put_u8(b',');
+        }
+        out.extend_from_slice(b"{\"path\":");
+        write_bounded(out, pointer);
+        out.extend_from_slice(b",\"problems\":[");
+        for (m, text) in texts.enumerate() {
+            if m > 0 {
+                out.put_u8(b',');
+            }
+            write_bounded(out, text);
+        }
+        out.extend_from_slice(b"]}");
+    }
+    out.put_u8(b']');
 }
 
 /// `text` as a JSON string, escaped as JSON requires (as `serde_json`

@@ -90,10 +90,6 @@ impl TypeMask {
         TypeMask(mask)
     }
 
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
     /// Names in canonical order (`integer` left out beside `number`).
     pub fn names(self) -> impl Iterator<Item = &'static str> {
         let mask = if self.0 & Self::NUMBER != 0 {

@@ -10,6 +10,8 @@
 pub mod hints;
 pub mod params;
 
+use std::cell::RefCell;
+
 use serde_json::Value;
 
 use crate::catalog::Tool;
@@ -87,26 +89,45 @@ pub struct ExplainCost {
     pub rendered: usize,
 }
 
+thread_local! {
+    /// Kept with its capacity from one refusal to the next.
+    static COLLECTOR: RefCell<Collector> = RefCell::new(Collector::with_classes(gate_class, GATES.len()));
+}
+
 fn explain_gates(tool: &Tool, instance: TapeNode<'_>) -> ((Distilled, Gate), ExplainCost) {
-    let mut collector = Collector::with_classes(gate_class, GATES.len());
-    tool.explainer.explain(instance, &mut collector);
+    COLLECTOR.with(|collector| match collector.try_borrow_mut() {
+        Ok(mut collector) => explain_into(tool, instance, &mut collector),
+        // Nested (never in practice): a collector of its own.
+        Err(_) => explain_into(
+            tool,
+            instance,
+            &mut Collector::with_classes(gate_class, GATES.len()),
+        ),
+    })
+}
+
+fn explain_into(
+    tool: &Tool,
+    instance: TapeNode<'_>,
+    collector: &mut Collector,
+) -> ((Distilled, Gate), ExplainCost) {
+    tool.explainer.explain(instance, collector);
     let cost = ExplainCost {
         walks: collector.walks(),
         problems: collector.emitted(),
         rendered: collector.rendered(),
     };
-    let gates = collector.finish_classes();
-    for (mut distilled, gate) in gates.into_iter().zip(GATES) {
-        if distilled.total == 0 {
-            continue;
+    match collector.finish_first_class() {
+        Some((mut distilled, class)) if distilled.total > 0 => {
+            let gate = GATES[class];
+            if gate == Gate::Required {
+                // Each missing property is reported at its own location.
+                distilled.total = distilled.total.max(distilled.problem_count);
+            }
+            ((distilled, gate), cost)
         }
-        if gate == Gate::Required {
-            // Each missing property is reported at its own location.
-            distilled.total = distilled.total.max(distilled.problem_count);
-        }
-        return ((distilled, gate), cost);
+        _ => ((Distilled::unexplained(false), Gate::Values), cost),
     }
-    ((Distilled::unexplained(false), Gate::Values), cost)
 }
 
 /// The envelope for a refused call.
