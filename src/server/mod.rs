@@ -141,6 +141,9 @@ impl<P> From<Response> for Reply<P> {
 pub struct Forward<P> {
     /// Header names not to pass on (e.g. credentials the service consumed).
     pub withhold: &'static [&'static str],
+    /// The body to send instead of the one received (with its own
+    /// `Content-Length`).
+    pub body: Option<bytes::Bytes>,
     /// Keep a copy of the answer's body (up to the body limit) and hand it
     /// to [`Service::on_answer`] once it is complete.
     pub watch: bool,

@@ -124,9 +124,11 @@ impl McpService {
         reply
     }
 
-    /// Sends a request on to the upstream.
-    fn forward(&self, pending: Pending) -> Reply<Pending> {
+    /// Sends a request on to the upstream: `body`, when given, instead of
+    /// the one received.
+    fn forward(&self, pending: Pending, body: Option<bytes::Bytes>) -> Reply<Pending> {
         Reply::Forward(Forward {
+            body,
             withhold: if self.wire.consumes_authorization() {
                 &["Authorization"]
             } else {
@@ -204,10 +206,13 @@ impl Service for McpService {
         let response = match self.route(head.path) {
             // A legacy GET or DELETE that passed `on_head`: nothing to gate.
             Route::Endpoint if head.method != "POST" => {
-                return self.forward(Pending {
-                    id: None,
-                    watch: None,
-                });
+                return self.forward(
+                    Pending {
+                        id: None,
+                        watch: None,
+                    },
+                    None,
+                );
             }
             Route::Endpoint => {
                 return self.judge(head, body, |allowed| {
@@ -221,10 +226,13 @@ impl Service for McpService {
                             ))
                             .into();
                     }
-                    self.forward(Pending {
-                        id: allowed.id,
-                        watch: allowed.watch,
-                    })
+                    self.forward(
+                        Pending {
+                            id: allowed.id,
+                            watch: allowed.watch,
+                        },
+                        allowed.forward,
+                    )
                 });
             }
             Route::Validate => return self.judge(head, body, |_| Response::empty(204).into()),

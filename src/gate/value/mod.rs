@@ -176,6 +176,7 @@ pub fn tool_error<'t>(
         hints,
         examples: &tool.examples,
         error_code,
+        normalized: None,
     }
 }
 

@@ -399,7 +399,7 @@ fn reply_step<P>(
                     &mut request,
                     pool.config(),
                     head.client_request(),
-                    body,
+                    forward.body.as_deref().unwrap_or(body),
                     forward.withhold,
                 );
             }
