@@ -795,6 +795,34 @@ impl Gate {
         })
     }
 
+    /// What normalization makes of a `tools/call` in `body` (the
+    /// `_meta.normalized` array), whatever the verdict: for a report of a
+    /// refused call, which carries the events only with
+    /// `normalization_meta` on. `None` when it does or reports nothing.
+    #[cfg(feature = "server")]
+    pub(crate) fn normalization_of(&self, body: &[u8]) -> Option<Bytes> {
+        if !self.config.normalization {
+            return None;
+        }
+        let mut parser = Parser::default();
+        let limits = ParseLimits {
+            max_depth: self.config.max_depth,
+        };
+        let document = parser.parse(body, limits).ok()?;
+        let message = classify::classify(document.root());
+        if message.method != Some("tools/call") {
+            return None;
+        }
+        let catalog = self.catalog.load();
+        let tool = catalog.get(binding::named(&message)?.as_str()?)?;
+        let arguments = message.members.arguments?;
+        if arguments.kind() != parse::NodeKind::Object {
+            return None;
+        }
+        let plan = normalize::plan(&tool.keys, arguments);
+        (!plan.events.is_empty()).then(|| normalized::render(&plan.events))
+    }
+
     fn unknown_tool_phase(
         &self,
         catalog: &Catalog,
