@@ -1194,3 +1194,54 @@ fn a_post_the_upstream_may_have_received_is_never_sent_twice(driver: &str) {
     assert_eq!(server.send(&call(json!(3), "")).status, 200);
     assert_eq!(upstream.accepted.load(Ordering::SeqCst), 2);
 }
+
+#[test]
+fn a_normalized_call_reaches_the_upstream_re_encoded_and_an_unchanged_one_as_sent() {
+    let catalog = std::env::temp_dir().join(format!("mcpgate-forward-{}.json", std::process::id()));
+    std::fs::write(
+        &catalog,
+        json!([{"name": "list_orders", "inputSchema": {"type": "object",
+            "properties": {"marketplaceIds": {"type": "array", "items": {"type": "string"}},
+                           "note": {"type": "string"}},
+            "required": ["marketplaceIds"]}}])
+        .to_string(),
+    )
+    .unwrap();
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &["--catalog", catalog.to_str().unwrap()]);
+    let send = |arguments: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":"n-1","method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}},"name":"list_orders","arguments":{arguments}}}}}"#
+        );
+        let message: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let raw = post(
+            "/mcp",
+            &modern_headers(&message),
+            body.as_bytes(),
+            CLIENT_HEADERS,
+        );
+        let answer = server.send(&raw);
+        assert_eq!(
+            answer.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        body
+    };
+    let sent = send(r#"{ "MarketplaceIds" : "A", "note":"x" }"#);
+    let unchanged = send(r#"{ "marketplaceIds" : ["A"] }"#);
+    let received = upstream.received();
+    assert_eq!(received.len(), 2);
+    let expected = sent.replace(
+        r#"{ "MarketplaceIds" : "A", "note":"x" }"#,
+        r#"{"marketplaceIds":["A"],"note":"x"}"#,
+    );
+    assert_eq!(String::from_utf8_lossy(&received[0].body), expected);
+    assert_eq!(
+        received[0].header("Content-Length"),
+        Some(expected.len().to_string().as_str())
+    );
+    assert_eq!(received[1].body, unchanged.as_bytes());
+    let _ = std::fs::remove_file(&catalog);
+}
