@@ -36,6 +36,54 @@ pub fn value_at(body: &[u8], path: &[&str]) -> Option<Range<usize>> {
     Some(range)
 }
 
+/// `body` with the member `name` (its JSON text `value`) added to the
+/// object at `path` under the root, the objects missing on the path made;
+/// every other byte as it was. `None` when a step of the path is not an
+/// object, or `name` is there already.
+#[cfg(feature = "server")]
+pub fn insert_member(body: &[u8], path: &[&str], name: &str, value: &[u8]) -> Option<Vec<u8>> {
+    let start = skip_space(body, 0);
+    let mut at = start..skip_value(body, start)?;
+    let mut found = 0;
+    for step in path {
+        match members(body, at.start)?.find(|m| key_is(body, &m.key, step)) {
+            Some(member) => {
+                at = member.value;
+                found += 1;
+            }
+            None => break,
+        }
+    }
+    let mut present = members(body, at.start)?;
+    let empty = match present.next() {
+        None => true,
+        Some(first) => {
+            if found == path.len()
+                && (key_is(body, &first.key, name) || present.any(|m| key_is(body, &m.key, name)))
+            {
+                return None;
+            }
+            false
+        }
+    };
+    let missing = &path[found..];
+    let mut out = Vec::with_capacity(body.len() + value.len() + name.len() + 16);
+    out.extend_from_slice(&body[..=at.start]);
+    for step in missing {
+        serde_json::to_writer(&mut out, step).ok()?;
+        out.extend_from_slice(b":{");
+    }
+    serde_json::to_writer(&mut out, name).ok()?;
+    out.push(b':');
+    out.extend_from_slice(value);
+    out.extend(std::iter::repeat_n(b'}', missing.len()));
+    if !empty {
+        out.push(b',');
+    }
+    out.extend_from_slice(&body[at.start + 1..]);
+    Some(out)
+}
+
 /// Whether the key (quotes included) reads as `name`.
 fn key_is(body: &[u8], key: &Range<usize>, name: &str) -> bool {
     let raw = &body[key.start + 1..key.end - 1];
@@ -166,6 +214,52 @@ mod tests {
         assert_eq!(value_at(body, &["id", "deeper"]), None);
         assert_eq!(members(b"{}", 0).unwrap().count(), 0);
         assert!(members(b"[]", 0).is_none());
+    }
+
+    #[test]
+    #[cfg(feature = "server")]
+    fn a_member_is_inserted_where_the_path_leads_making_what_is_missing() {
+        let insert = |body: &str, path: &[&str], name: &str| {
+            insert_member(body.as_bytes(), path, name, b"[1]")
+                .map(|b| String::from_utf8(b).unwrap())
+        };
+        assert_eq!(
+            insert(
+                r#"{"id":1, "result": {"a" : 2}}"#,
+                &["result", "_meta"],
+                "n"
+            )
+            .as_deref(),
+            Some(r#"{"id":1, "result": {"_meta":{"n":[1]},"a" : 2}}"#)
+        );
+        assert_eq!(
+            insert(r#"{"result":{"_meta":{ }}}"#, &["result", "_meta"], "n").as_deref(),
+            Some(r#"{"result":{"_meta":{"n":[1] }}}"#)
+        );
+        assert_eq!(
+            insert(r#"{"result":{"_meta":{"k":0}}}"#, &["result", "_meta"], "n").as_deref(),
+            Some(r#"{"result":{"_meta":{"n":[1],"k":0}}}"#)
+        );
+        // Already there, or a step that is not an object: left alone.
+        assert_eq!(
+            insert(r#"{"result":{"_meta":{"n":0}}}"#, &["result", "_meta"], "n"),
+            None
+        );
+        assert_eq!(insert(r#"{"result":[]}"#, &["result", "_meta"], "n"), None);
+        assert_eq!(
+            insert(r#"{"result":{"_meta":5}}"#, &["result", "_meta"], "n"),
+            None
+        );
+        for result in [
+            insert(
+                r#"{"id":1, "result": {"a" : 2}}"#,
+                &["result", "x", "y"],
+                "n",
+            ),
+            insert(r#"{"result":{}}"#, &["result", "_meta"], "n"),
+        ] {
+            serde_json::from_str::<serde_json::Value>(&result.unwrap()).unwrap();
+        }
     }
 
     #[test]
