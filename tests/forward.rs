@@ -1249,20 +1249,30 @@ fn post_ok(server: &Server, headers: &[(String, String)], body: &[u8]) -> Answer
     answer
 }
 
-/// An upstream answering every request with `result` (the request's id
-/// echoed), `headers` added to its head.
-fn answering(result: serde_json::Value, headers: &'static str) -> Upstream {
+/// An upstream answering every request with the response carrying
+/// `result` (the request's id echoed), as `frame` writes it.
+fn answering_as(
+    result: serde_json::Value,
+    frame: impl Fn(&serde_json::Value) -> String + Send + Sync + 'static,
+) -> Upstream {
     Upstream::start(Arc::new(move |request, stream| {
         let id = serde_json::from_slice::<serde_json::Value>(&request.body)
             .map(|v| v["id"].clone())
             .unwrap_or_default();
-        let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
-        let answer = format!(
+        let response = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        stream.write_all(frame(&response).as_bytes()).is_ok()
+    }))
+}
+
+/// `answering_as` a JSON answer, `headers` added to its head.
+fn answering(result: serde_json::Value, headers: &'static str) -> Upstream {
+    answering_as(result, move |response| {
+        let body = response.to_string();
+        format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
             body.len()
-        );
-        stream.write_all(answer.as_bytes()).is_ok()
-    }))
+        )
+    })
 }
 
 #[test]
@@ -1360,6 +1370,18 @@ fn an_answer_over_the_body_limit_is_relayed_as_it_came_and_counted() {
     wait_for_metric(&server, "mcpgate_answers_unedited_total", 1);
 }
 
+/// A 2025-11-25 `initialize` through `server`; the answer, a 200.
+fn initialize(server: &Server) -> Answer {
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "c", "version": "1"}}});
+    post_ok(
+        server,
+        &legacy_headers(),
+        &serde_json::to_vec(&message).unwrap(),
+    )
+}
+
 #[test]
 fn initialize_and_server_discover_results_advertise_the_envelope_contract() {
     let upstream = answering(
@@ -1369,15 +1391,7 @@ fn initialize_and_server_discover_results_advertise_the_envelope_contract() {
     );
     let server = gateway(&upstream.url(), &[]);
     let expected = json!({"contract_version": 1, "error_kinds": ["mcp_input_validation"]});
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "c", "version": "1"}}});
-    let answer = post_ok(
-        &server,
-        &legacy_headers(),
-        &serde_json::to_vec(&initialize).unwrap(),
-    )
-    .json();
+    let answer = initialize(&server).json();
     let capabilities = &answer["result"]["capabilities"];
     assert_eq!(
         capabilities["experimental"]["openbridge_envelope"], expected,
@@ -1412,5 +1426,52 @@ fn initialize_and_server_discover_results_advertise_the_envelope_contract() {
     assert_eq!(
         answer.json()["result"]["capabilities"]["experimental"]["openbridge_envelope"],
         expected
+    );
+}
+
+/// `answering_as` an event stream: a log notification, then the response.
+fn answering_events(result: serde_json::Value) -> Upstream {
+    answering_as(result, |response| {
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "working"}});
+        let events = format!(
+            "event: message\ndata: {note}\n\nid: e-2\nevent: message\ndata: {response}\n\n"
+        );
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{events}\r\n0\r\n\r\n",
+            events.len()
+        )
+    })
+}
+
+#[test]
+fn in_an_event_stream_only_the_response_event_carries_the_additions() {
+    let catalog = ListOrders::new("events");
+    let upstream = answering_events(json!({"content": [], "capabilities": {}}));
+    let server = gateway(
+        &upstream.url(),
+        &["--catalog", catalog.arg(), "--normalization-meta", "true"],
+    );
+    let (_, answer) = send_list_orders(&server, r#"{"MarketplaceIds": "A"}"#);
+    let text = String::from_utf8_lossy(&answer.body).into_owned();
+    assert!(text.contains("id: e-2\nevent: message\ndata: "), "{text}");
+    let events: Vec<serde_json::Value> = mcpgate::internal::gate::sse::event_data(&answer.body)
+        .iter()
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    assert_eq!(events.len(), 2, "{text}");
+    assert!(events[0].get("id").is_none());
+    assert_eq!(events[0]["params"]["data"], "working");
+    assert_eq!(
+        events[1]["result"]["_meta"]["normalized"][0]["kind"],
+        "renamed"
+    );
+    // An initialize answered as an event stream gets the capability.
+    let answer = initialize(&server);
+    let events = mcpgate::internal::gate::sse::event_data(&answer.body);
+    let response: serde_json::Value = serde_json::from_str(&events[1]).unwrap();
+    assert_eq!(
+        response["result"]["capabilities"]["experimental"]["openbridge_envelope"]["contract_version"],
+        1
     );
 }

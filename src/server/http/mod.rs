@@ -27,6 +27,7 @@
 //!   the client still sends is read and dropped for up to
 //!   `min(read_timeout, 2 s)`, so the answer is not lost to a TCP reset.
 
+mod events;
 pub(crate) mod parse;
 mod relay;
 

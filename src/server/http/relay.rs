@@ -11,6 +11,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use monoio::net::TcpStream;
 
+use super::events::{Edit, EventEditor};
 use super::parse::{ConnHeader, HeadMeta, has_body, reason};
 use super::{Conn, ReadEnd};
 use crate::server::{Forward, Response, Service, UpstreamFailure, WatchedAnswer};
@@ -111,6 +112,12 @@ impl<S: Service> Conn<'_, S> {
             ConnHeader::None
         };
         encode_answer_head(&mut self.out, &head, conn, rechunk);
+        // An event stream of unknown length: its response event edited.
+        let mut events = (forward.edit
+            && head.event_stream
+            && matches!(head.framing, BodyFraming::Chunked | BodyFraming::UntilClose))
+        .then(|| EventEditor::new(limit));
+        let mut relayed = Vec::new();
 
         loop {
             if !data.is_empty() {
@@ -122,15 +129,29 @@ impl<S: Service> Conn<'_, S> {
                         tee = None;
                     }
                 }
-                if rechunk {
-                    // Writing into a Vec cannot fail.
-                    let _ = write!(self.out, "{:x}\r\n", data.len());
-                    self.out.extend_from_slice(&data);
-                    self.out.extend_from_slice(b"\r\n");
-                } else {
-                    self.out.extend_from_slice(&data);
+                match &mut events {
+                    Some(editor) => {
+                        let service = &*worker.service;
+                        let pending = &forward.pending;
+                        let headers = &head.headers;
+                        editor.feed(&data, &mut relayed, &mut |json| {
+                            catch_unwind(AssertUnwindSafe(|| {
+                                service.edit_answer(pending, headers, json)
+                            }))
+                            .ok()
+                            .flatten()
+                            .map_or(Edit::Unchanged, Edit::Edited)
+                        });
+                        self.write_piece(&relayed, rechunk);
+                        relayed.clear();
+                    }
+                    None => self.write_piece(&data, rechunk),
                 }
                 data.clear();
+            }
+            if !more && let Some(editor) = &mut events {
+                editor.finish(&mut relayed);
+                self.write_piece(&relayed, rechunk);
             }
             if !more && rechunk {
                 self.out.extend_from_slice(b"0\r\n\r\n");
@@ -164,6 +185,22 @@ impl<S: Service> Conn<'_, S> {
             return Err(ReadEnd::Closed);
         }
         Ok(())
+    }
+
+    /// Queues a part of the answer's body (a chunk of its own when
+    /// `rechunk`).
+    fn write_piece(&mut self, piece: &[u8], rechunk: bool) {
+        if piece.is_empty() {
+            return;
+        }
+        if rechunk {
+            // Writing into a Vec cannot fail.
+            let _ = write!(self.out, "{:x}\r\n", piece.len());
+            self.out.extend_from_slice(piece);
+            self.out.extend_from_slice(b"\r\n");
+        } else {
+            self.out.extend_from_slice(piece);
+        }
     }
 
     /// Appends the next part of the answer's body to `data` while the
