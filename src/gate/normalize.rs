@@ -66,31 +66,43 @@ impl<'a> Plan<'a> {
 
 /// The plan for `arguments` (an object) against `keys`.
 pub fn plan<'a>(keys: &'a KeySet, arguments: TapeNode<'a>) -> Plan<'a> {
-    let mut plan = Plan::default();
-    // A key no property names may be one a pattern admits: then only
-    // exact keys are acted on.
-    let placing = !keys.patterns
-        && arguments
-            .members()
-            .any(|(key, _)| !matches!(keys.lookup(key), Match::Exact(..)));
-    // Properties sent as named, then as renamed: a later alias is dropped.
-    let mut taken: SmallVec<[bool; 64]> = SmallVec::new();
-    if placing {
-        taken.resize(keys.properties().len(), false);
+    // First as if every key were sent as named (the common case: one pass,
+    // nothing allocated); at a key that is not, again with the properties
+    // sent as named marked, so that a later alias of one is dropped.
+    walk(keys, arguments, None).unwrap_or_else(|| {
+        let mut taken: SmallVec<[bool; 64]> = smallvec::smallvec![false; keys.properties().len()];
         for (key, _) in arguments.members() {
             if let Match::Exact(_, at) = keys.lookup(key) {
                 taken[at] = true;
             }
         }
-    }
+        walk(keys, arguments, Some(&mut taken)).unwrap_or_default()
+    })
+}
+
+/// One pass over the keys; `None` at a key not sent as named when
+/// `taken` (the properties sent or renamed to so far) is not given.
+fn walk<'a>(
+    keys: &'a KeySet,
+    arguments: TapeNode<'a>,
+    mut taken: Option<&mut [bool]>,
+) -> Option<Plan<'a>> {
+    let mut plan = Plan::default();
     for (index, (key, value)) in arguments.members().enumerate() {
-        match keys.lookup(key) {
-            Match::Exact(property, _) => {
-                if plan.coerce(property, value) {
-                    plan.actions.push((index, Action::Wrap));
-                }
+        let found = keys.lookup(key);
+        if let Match::Exact(property, _) = found {
+            if plan.coerce(property, value) {
+                plan.actions.push((index, Action::Wrap));
             }
-            _ if !placing => {}
+            continue;
+        }
+        if keys.patterns {
+            // A key no property names may be one a pattern admits: only
+            // keys sent as named are acted on.
+            continue;
+        }
+        let taken = taken.as_deref_mut()?;
+        match found {
             Match::Folded(property, at) if taken[at] => {
                 plan.event(Event::DroppedAlias {
                     key,
@@ -113,7 +125,7 @@ pub fn plan<'a>(keys: &'a KeySet, arguments: TapeNode<'a>) -> Plan<'a> {
                     },
                 ));
             }
-            unplaced @ (Match::Ambiguous | Match::Unknown) => plan.event(Event::Unknown {
+            unplaced => plan.event(Event::Unknown {
                 key,
                 why: if unplaced == Match::Ambiguous {
                     Unplaced::Ambiguous
@@ -124,7 +136,7 @@ pub fn plan<'a>(keys: &'a KeySet, arguments: TapeNode<'a>) -> Plan<'a> {
             }),
         }
     }
-    plan
+    Some(plan)
 }
 
 /// The type name of a scalar `value` the property does not admit where it
