@@ -353,3 +353,60 @@ fn a_hostile_call_lists_a_bounded_number_of_events() {
         MAX_EVENTS
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// Whatever keys and values are sent, the verdict comes without a
+    /// panic, and a re-encoded message is JSON whose arguments name each
+    /// property they match case aside as the schema does.
+    #[test]
+    fn any_arguments_are_normalized_into_a_message_that_parses(
+        members in proptest::collection::vec(
+            (
+                proptest::prop_oneof![
+                    proptest::prelude::Just("marketplaceIds".to_owned()),
+                    proptest::prelude::Just("MARKETPLACEIDS".to_owned()),
+                    proptest::prelude::Just("Tags".to_owned()),
+                    proptest::prelude::Just("iD".to_owned()),
+                    "[a-zA-Z\\\\\"é]{0,6}",
+                ],
+                proptest::prop_oneof![
+                    proptest::prelude::Just(json!("A")),
+                    proptest::prelude::Just(json!(["A"])),
+                    proptest::prelude::Just(json!(1.5)),
+                    proptest::prelude::Just(json!(null)),
+                    proptest::prelude::Just(json!({"Currency": [true]})),
+                ],
+            ),
+            0..8,
+        ),
+        strict in proptest::bool::ANY,
+    ) {
+        let gate = &GATES[usize::from(strict)];
+        let mut arguments = serde_json::Map::new();
+        for (key, value) in members {
+            arguments.insert(key, value);
+        }
+        let (headers, body) = body_of(Value::Object(arguments));
+        if let Verdict::Allow(allowed) = gate.check(headers.as_slice(), &body)
+            && let Some(forward) = allowed.forward
+        {
+            let message: Value = serde_json::from_slice(&forward).unwrap();
+            let properties = ["marketplaceIds", "region", "tags", "filters", "id", "ID"];
+            for key in message["params"]["arguments"].as_object().unwrap().keys() {
+                let matching: Vec<&&str> = properties
+                    .iter()
+                    .filter(|p| p.to_lowercase() == key.to_lowercase())
+                    .collect();
+                if let [property] = matching.as_slice() {
+                    proptest::prop_assert_eq!(**property, key.as_str());
+                }
+            }
+        }
+    }
+}
+
+/// The gates the property runs through: open, then closed objects.
+static GATES: std::sync::LazyLock<[Gate; 2]> =
+    std::sync::LazyLock::new(|| [false, true].map(|strict| gate_with(meta_on(), catalog(strict))));
