@@ -59,8 +59,9 @@ pub struct GateConfig {
     /// tool's schema before the value gate (the envelope contract's
     /// `MCP_SCHEMA_KEY_NORMALIZATION_ENABLED`).
     pub normalization: bool,
-    /// Whether a refused call's envelope tells what normalization did, in
-    /// `_meta.normalized` (`MCP_SCHEMA_KEY_NORMALIZATION_META`).
+    /// Whether what normalization did is told in `_meta.normalized`: in a
+    /// refused call's envelope and, relayed by `serve`, in the upstream's
+    /// answer (`MCP_SCHEMA_KEY_NORMALIZATION_META`).
     pub normalization_meta: bool,
 }
 
