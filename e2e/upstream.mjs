@@ -155,6 +155,17 @@ const GET_ACCOUNT = {
     required: ['account_id']
 };
 
+// The arguments a model often gets wrong in case or shape: the gateway's
+// normalization puts them right before they arrive here.
+const LIST_ORDERS = {
+    type: 'object',
+    properties: {
+        marketplaceIds: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        status: { type: 'string' }
+    },
+    required: ['marketplaceIds']
+};
+
 const EMPTY = { type: 'object', properties: {} };
 
 const text = value => ({ type: 'text', text: value });
@@ -223,6 +234,15 @@ function buildServer() {
             }
             return { content: [text(`counted to ${steps}`)], structuredContent: { counted: steps } };
         }
+    );
+
+    server.registerTool(
+        'list_orders',
+        {
+            description: 'Lists the orders of marketplaces; answers with the arguments it received.',
+            inputSchema: fromJsonSchema(LIST_ORDERS)
+        },
+        async args => ({ content: [text(JSON.stringify(args))], structuredContent: { received: args } })
     );
 
     server.registerTool(

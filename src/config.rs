@@ -82,6 +82,148 @@ pub struct ServeArgs {
         value_name = "BOOL"
     )]
     pub bench_noop_route: Option<String>,
+    #[command(flatten)]
+    pub normalization: NormalizationArgs,
+}
+
+/// Pre-flight normalization's switches: flags (each also read from its
+/// `MCPGATE_*` variable), and the error-envelope contract's own variables,
+/// which a flag or `MCPGATE_*` variable overrides.
+#[derive(Args, Debug, Default, Clone)]
+pub struct NormalizationArgs {
+    /// Put `tools/call` argument keys right against the tool's schema
+    /// before the value gate: `true` or `false` [default: true].
+    #[arg(long, env = "MCPGATE_NORMALIZATION", value_name = "BOOL")]
+    pub normalization: Option<String>,
+    /// Tell what normalization did in a refused call's envelope
+    /// (`_meta.normalized`): `true` or `false` [default: false].
+    #[arg(long, env = "MCPGATE_NORMALIZATION_META", value_name = "BOOL")]
+    pub normalization_meta: Option<String>,
+    /// Refuse top-level keys a tool's schema does not name where it says
+    /// nothing of them (objects closed at registration): `true` or `false`
+    /// [default: true].
+    #[arg(long, env = "MCPGATE_STRICT_UNKNOWN_FIELDS", value_name = "BOOL")]
+    pub strict_unknown_fields: Option<String>,
+    /// The contract's variables, by key.
+    #[arg(skip = ContractVariables::from_env())]
+    pub contract: ContractVariables,
+}
+
+/// The error-envelope contract's own variables, with the contract's
+/// meaning.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ContractVariables {
+    /// `MCP_SCHEMA_KEY_NORMALIZATION_ENABLED`.
+    pub normalization: Option<String>,
+    /// `MCP_SCHEMA_KEY_NORMALIZATION_META`.
+    pub normalization_meta: Option<String>,
+    /// `MCP_STRICT_UNKNOWN_FIELDS`.
+    pub strict_unknown_fields: Option<String>,
+}
+
+impl ContractVariables {
+    /// The contract's variable of each key.
+    pub const NAMES: [(&'static str, &'static str); 3] = [
+        ("normalization", "MCP_SCHEMA_KEY_NORMALIZATION_ENABLED"),
+        ("normalization_meta", "MCP_SCHEMA_KEY_NORMALIZATION_META"),
+        ("strict_unknown_fields", "MCP_STRICT_UNKNOWN_FIELDS"),
+    ];
+
+    /// The variables as this process has them.
+    pub fn from_env() -> ContractVariables {
+        let [normalization, normalization_meta, strict_unknown_fields] =
+            Self::NAMES.map(|(_, name)| std::env::var(name).ok());
+        ContractVariables {
+            normalization,
+            normalization_meta,
+            strict_unknown_fields,
+        }
+    }
+}
+
+/// The three keys as the TOML file gives them.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NormalizationFile {
+    pub normalization: Option<bool>,
+    pub normalization_meta: Option<bool>,
+    pub strict_unknown_fields: Option<bool>,
+    /// The older name of `strict_unknown_fields`.
+    pub close_tool_schemas: Option<bool>,
+}
+
+impl NormalizationArgs {
+    /// Sets the gate's switches: a flag or `MCPGATE_*` variable, else the
+    /// contract's variable, else the file, else the default.
+    pub fn apply(&self, file: NormalizationFile, gate: &mut GateConfig) -> Result<(), ConfigError> {
+        let strict_in_file = match (file.strict_unknown_fields, file.close_tool_schemas) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(error(
+                    "strict_unknown_fields",
+                    "disagrees with close_tool_schemas, its older name",
+                ));
+            }
+            (a, b) => a.or(b),
+        };
+        let [normalization, meta, strict] = ContractVariables::NAMES;
+        for ((key, variable), flag, contract, in_file, slot) in [
+            (
+                normalization,
+                &self.normalization,
+                &self.contract.normalization,
+                file.normalization,
+                &mut gate.normalization,
+            ),
+            (
+                meta,
+                &self.normalization_meta,
+                &self.contract.normalization_meta,
+                file.normalization_meta,
+                &mut gate.normalization_meta,
+            ),
+            (
+                strict,
+                &self.strict_unknown_fields,
+                &self.contract.strict_unknown_fields,
+                strict_in_file,
+                &mut gate.catalog.close_objects,
+            ),
+        ] {
+            if let Some(on) = setting(key, flag, (variable, contract), in_file)? {
+                *slot = on;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One switch: the flag (or its `MCPGATE_*` variable), else the contract's
+/// variable, else the file.
+fn setting(
+    key: &str,
+    flag: &Option<String>,
+    (variable, contract): (&str, &Option<String>),
+    file: Option<bool>,
+) -> Result<Option<bool>, ConfigError> {
+    if let Some(text) = flag {
+        return parse_bool(text)
+            .map(Some)
+            .ok_or_else(|| error(key, format!("{text:?} is not true or false")));
+    }
+    if let Some(text) = contract {
+        return parse_bool(text)
+            .map(Some)
+            .ok_or_else(|| error(key, format!("{variable}: {text:?} is not true or false")));
+    }
+    Ok(file)
+}
+
+/// `true`/`false` in any case, or `1`/`0`.
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim() {
+        t if t.eq_ignore_ascii_case("true") || t == "1" => Some(true),
+        t if t.eq_ignore_ascii_case("false") || t == "0" => Some(false),
+        _ => None,
+    }
 }
 
 /// The TOML file's keys.
@@ -106,6 +248,9 @@ pub struct FileSettings {
     pub catalog: Option<PathBuf>,
     pub unknown_tools: Option<String>,
     pub close_tool_schemas: Option<bool>,
+    pub strict_unknown_fields: Option<bool>,
+    pub normalization: Option<bool>,
+    pub normalization_meta: Option<bool>,
     pub learn_catalog: Option<bool>,
     pub upstream: Option<String>,
     pub upstream_connect_timeout_ms: Option<u64>,
@@ -320,9 +465,15 @@ impl Settings {
                     .map_err(|e| error("unknown_tools", e))?,
             );
         }
-        if let Some(close) = file.close_tool_schemas {
-            gate.catalog.close_objects = close;
-        }
+        args.normalization.apply(
+            NormalizationFile {
+                normalization: file.normalization,
+                normalization_meta: file.normalization_meta,
+                strict_unknown_fields: file.strict_unknown_fields,
+                close_tool_schemas: file.close_tool_schemas,
+            },
+            &mut gate,
+        )?;
         if let Some(text) = &args.learn_catalog {
             gate.learn_catalog = text
                 .trim()
@@ -421,6 +572,58 @@ mod tests {
 
     fn file(text: &str) -> FileSettings {
         toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn normalization_switches_come_from_flags_then_the_contracts_variables_then_the_file() {
+        let defaults = Settings::build(&ServeArgs::default(), FileSettings::default()).unwrap();
+        assert!(defaults.gate.normalization);
+        assert!(!defaults.gate.normalization_meta);
+        assert!(defaults.gate.catalog.close_objects);
+        let contract = |normalization: &str, meta: &str, strict: &str| ServeArgs {
+            normalization: NormalizationArgs {
+                contract: ContractVariables {
+                    normalization: Some(normalization.into()),
+                    normalization_meta: Some(meta.into()),
+                    strict_unknown_fields: Some(strict.into()),
+                },
+                ..NormalizationArgs::default()
+            },
+            ..ServeArgs::default()
+        };
+        let file_on = || {
+            file("normalization = true\nnormalization_meta = false\nstrict_unknown_fields = true")
+        };
+        // The contract's variables win over the file.
+        let settings = Settings::build(&contract("false", "True", "0"), file_on()).unwrap();
+        assert!(!settings.gate.normalization);
+        assert!(settings.gate.normalization_meta);
+        assert!(!settings.gate.catalog.close_objects);
+        // A flag (or its MCPGATE_ variable) wins over the contract's.
+        let mut args = contract("false", "true", "false");
+        args.normalization.normalization = Some("true".into());
+        args.normalization.strict_unknown_fields = Some("true".into());
+        let settings = Settings::build(&args, FileSettings::default()).unwrap();
+        assert!(settings.gate.normalization);
+        assert!(settings.gate.catalog.close_objects);
+        let error = Settings::build(&contract("nope", "true", "true"), file_on()).unwrap_err();
+        assert_eq!(error.key, "normalization");
+        assert!(
+            error
+                .message
+                .contains("MCP_SCHEMA_KEY_NORMALIZATION_ENABLED")
+        );
+        // The older name of strict_unknown_fields still works, and may not
+        // say the opposite.
+        let settings =
+            Settings::build(&ServeArgs::default(), file("close_tool_schemas = false")).unwrap();
+        assert!(!settings.gate.catalog.close_objects);
+        let error = Settings::build(
+            &ServeArgs::default(),
+            file("close_tool_schemas = false\nstrict_unknown_fields = true"),
+        )
+        .unwrap_err();
+        assert_eq!(error.key, "strict_unknown_fields");
     }
 
     #[test]

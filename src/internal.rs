@@ -97,6 +97,11 @@ pub mod reject {
         pub use crate::reject::dialect::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_HINTS};
     }
 
+    /// `_meta.normalized` (`crate::reject::normalized`).
+    pub mod normalized {
+        pub use crate::reject::normalized::{EventKind, MAX_EVENTS};
+    }
+
     /// The error envelope's bounds (`crate::reject::envelope`).
     pub mod envelope {
         pub use crate::reject::envelope::MAX_MESSAGE_BYTES;

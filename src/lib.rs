@@ -88,6 +88,46 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Forward what normalization made of a call
+//!
+//! Before the value gate, a call's top-level argument keys are put right
+//! against the tool's schema (a key in the wrong case renamed, a scalar
+//! sent for an array wrapped). A call so changed is allowed with the
+//! message to forward in [`Allowed::forward`] (only `arguments` replaced,
+//! the rest as sent, itself checked by the whole gate) and what was done in
+//! [`Allowed::normalized`]; an unchanged call has neither and is forwarded
+//! as sent.
+//!
+//! ```
+//! use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig, Verdict};
+//! use serde_json::json;
+//!
+//! let gate = Gate::new(GateConfig::default())?;
+//! let listed = json!([{"name": "orders", "inputSchema": {"type": "object",
+//!     "properties": {"marketplaceIds": {"type": "array", "items": {"type": "string"}}},
+//!     "required": ["marketplaceIds"]}}]);
+//! gate.set_catalog(Catalog::from_json(&listed, CatalogSource::File, &CatalogOptions::default())?);
+//! let body = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"_meta":{
+//!     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!     "io.modelcontextprotocol/clientCapabilities":{}},
+//!     "name":"orders","arguments":{"MarketplaceIds":"A"}}}"#;
+//! let headers = [
+//!     ("MCP-Protocol-Version", "2026-07-28"),
+//!     ("Mcp-Method", "tools/call"),
+//!     ("Mcp-Name", "orders"),
+//! ];
+//! let Verdict::Allow(allowed) = gate.check(&headers[..], body) else {
+//!     panic!("refused");
+//! };
+//! let forward = allowed.forward.expect("the arguments changed");
+//! let message: serde_json::Value = serde_json::from_slice(&forward)?;
+//! assert_eq!(message["params"]["arguments"], json!({"marketplaceIds": ["A"]}));
+//! let events: serde_json::Value = serde_json::from_slice(&allowed.normalized.unwrap())?;
+//! assert_eq!(events[0]["kind"], "renamed");
+//! assert_eq!(events[1]["kind"], "coerced");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Learn the catalog from a relayed answer
 //!
 //! An allowed `tools/list` asks to see its answer ([`Allowed::watch`]):

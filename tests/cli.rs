@@ -7,7 +7,26 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 
 fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+    run_with(args, stdin, &[])
+}
+
+/// Normalization's switches, which the tests set themselves.
+const SWITCHES: [&str; 6] = [
+    "MCP_SCHEMA_KEY_NORMALIZATION_ENABLED",
+    "MCP_SCHEMA_KEY_NORMALIZATION_META",
+    "MCP_STRICT_UNKNOWN_FIELDS",
+    "MCPGATE_NORMALIZATION",
+    "MCPGATE_NORMALIZATION_META",
+    "MCPGATE_STRICT_UNKNOWN_FIELDS",
+];
+
+fn run_with(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpgate"));
+    for name in SWITCHES {
+        command.env_remove(name);
+    }
+    let mut child = command
+        .envs(env.iter().copied())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -53,7 +72,7 @@ fn ndjson_prints_one_verdict_per_line_and_exits_1_when_any_is_refused() {
     assert_eq!(lines.len(), 3);
     assert_eq!(
         lines[0],
-        json!({"verdict":"allow","status":204,"rejecter":null,"reason":null,"body":null})
+        json!({"verdict":"allow","status":204,"rejecter":null,"reason":null,"body":null,"normalized":[]})
     );
     assert_eq!(lines[1]["verdict"], "reject");
     assert_eq!(lines[1]["status"], 400);
@@ -209,4 +228,71 @@ fn a_catalog_that_is_not_one_is_a_usage_error() {
         2
     );
     assert_eq!(run(&["check", "--unknown-tools", "drop"], "").0, 2);
+}
+
+#[test]
+fn a_miscased_scalar_for_an_array_is_normalized_and_shown_unless_normalization_is_off() {
+    let catalog = std::env::temp_dir().join(format!("mcpgate-cli-{}.json", std::process::id()));
+    std::fs::write(
+        &catalog,
+        json!([{"name": "list_orders", "inputSchema": {"type": "object",
+            "properties": {"marketplaceIds": {"type": "array", "items": {"type": "string"}}},
+            "required": ["marketplaceIds"]}}])
+        .to_string(),
+    )
+    .unwrap();
+    let catalog = catalog.to_str().unwrap().to_owned();
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "list_orders", "arguments": {"MarketplaceIds": "A"}}})
+    .to_string();
+    let args = ["check", "--catalog", &catalog, "--format", "ndjson", "-"];
+    let (code, stdout, stderr) = run(&args, &call);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let line: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(line["verdict"], "allow");
+    let kinds: Vec<&str> = line["normalized"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["renamed", "coerced"]);
+    assert_eq!(
+        line["forward"]["params"]["arguments"],
+        json!({"marketplaceIds": ["A"]})
+    );
+    // The readable report lists the events.
+    let (code, stdout, _) = run(&["check", "--catalog", &catalog, "-"], &call);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("renamed \"MarketplaceIds\" to \"marketplaceIds\""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("string wrapped in an array"), "{stdout}");
+    // Switched off by the contract's variable: refused in the tool dialect.
+    let (code, stdout, _) = run_with(
+        &args,
+        &call,
+        &[("MCP_SCHEMA_KEY_NORMALIZATION_ENABLED", "false")],
+    );
+    assert_eq!(code, 1);
+    let line: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(line["verdict"], "reject");
+    assert_eq!(line["body"]["result"]["isError"], true);
+    assert_eq!(
+        line["body"]["result"]["structuredContent"]["error_code"],
+        "SCHEMA_REQUIRED"
+    );
+    assert_eq!(line["normalized"], json!([]));
+    assert!(line.get("forward").is_none());
+    // A refused call shows what normalization made of it all the same.
+    let refused = json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+        "params": {"name": "list_orders", "arguments": {"MarketplaceIds": 5}}})
+    .to_string();
+    let (code, stdout, _) = run(&args, &refused);
+    assert_eq!(code, 1);
+    let line: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(line["normalized"][1]["from_type"], "integer");
+    assert!(line.get("forward").is_none());
+    let _ = std::fs::remove_file(&catalog);
 }

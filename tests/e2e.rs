@@ -423,6 +423,39 @@ fn official_clients_list_and_call_tools_through_the_gateway() {
 }
 
 #[test]
+fn a_miscased_key_and_a_scalar_for_an_array_reach_the_upstream_in_canonical_form() {
+    let _peers = require_peers!();
+    let upstream = start_upstream(0);
+    // Directly, the upstream refuses what the model sent.
+    let direct = ts_client(
+        &upstream.url("/mcp"),
+        "modern",
+        &[],
+        &[r#"call:list_orders:{"MarketplaceIds":"A"}"#],
+    );
+    let direct = only(&direct, "call");
+    assert!(
+        direct.get("error").is_some() || direct["result"]["isError"] == true,
+        "{direct:#}"
+    );
+    let gateway = Gateway::start(&upstream);
+    let lines = ts_client(
+        &gateway.url(),
+        "modern",
+        &[],
+        &[r#"call:list_orders:{"MarketplaceIds":"A","status":"Shipped"}"#],
+    );
+    let call = only(&lines, "call");
+    assert_eq!(
+        call["result"]["structuredContent"]["received"],
+        json!({"marketplaceIds": ["A"], "status": "Shipped"}),
+        "{call:#}"
+    );
+    // The direct call and the one through the gateway.
+    assert_eq!(upstream_calls(&upstream, "list_orders"), 2);
+}
+
+#[test]
 
 fn progress_streams_through_the_gateway_one_step_at_a_time() {
     let _peers = require_peers!();

@@ -1194,3 +1194,284 @@ fn a_post_the_upstream_may_have_received_is_never_sent_twice(driver: &str) {
     assert_eq!(server.send(&call(json!(3), "")).status, 200);
     assert_eq!(upstream.accepted.load(Ordering::SeqCst), 2);
 }
+
+/// A catalog file of one tool, `list_orders`, whose `marketplaceIds` is
+/// an array of strings; removed when dropped.
+struct ListOrders(std::path::PathBuf);
+
+impl ListOrders {
+    fn new(tag: &str) -> ListOrders {
+        let path =
+            std::env::temp_dir().join(format!("mcpgate-forward-{tag}-{}.json", std::process::id()));
+        std::fs::write(
+            &path,
+            json!([{"name": "list_orders", "inputSchema": {"type": "object",
+                "properties": {"marketplaceIds": {"type": "array", "items": {"type": "string"}},
+                               "note": {"type": "string"}},
+                "required": ["marketplaceIds"]}}])
+            .to_string(),
+        )
+        .unwrap();
+        ListOrders(path)
+    }
+
+    fn arg(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for ListOrders {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Sends a `list_orders` call with `arguments` (as text); its body and the
+/// answer.
+fn send_list_orders(server: &Server, arguments: &str) -> (String, Answer) {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":"n-1","method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}},"name":"list_orders","arguments":{arguments}}}}}"#
+    );
+    let message: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let answer = post_ok(server, &modern_headers(&message), body.as_bytes());
+    (body, answer)
+}
+
+/// Posts `body` to the endpoint with `headers`; the answer, a 200.
+fn post_ok(server: &Server, headers: &[(String, String)], body: &[u8]) -> Answer {
+    let answer = server.send(&post("/mcp", headers, body, CLIENT_HEADERS));
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    answer
+}
+
+/// An upstream answering every request with the response carrying
+/// `result` (the request's id echoed), as `frame` writes it.
+fn answering_as(
+    result: serde_json::Value,
+    frame: impl Fn(&serde_json::Value) -> String + Send + Sync + 'static,
+) -> Upstream {
+    Upstream::start(Arc::new(move |request, stream| {
+        let id = serde_json::from_slice::<serde_json::Value>(&request.body)
+            .map(|v| v["id"].clone())
+            .unwrap_or_default();
+        let response = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        stream.write_all(frame(&response).as_bytes()).is_ok()
+    }))
+}
+
+/// `answering_as` a JSON answer, `headers` added to its head.
+fn answering(result: serde_json::Value, headers: &'static str) -> Upstream {
+    answering_as(result, move |response| {
+        let body = response.to_string();
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    })
+}
+
+#[test]
+fn a_normalized_call_reaches_the_upstream_re_encoded_and_an_unchanged_one_as_sent() {
+    let catalog = ListOrders::new("reencoded");
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &["--catalog", catalog.arg()]);
+    let (sent, answer) = send_list_orders(&server, r#"{ "MarketplaceIds" : "A", "note":"x" }"#);
+    // Without normalization_meta the answer is relayed as it came.
+    assert_eq!(
+        answer.json()["result"],
+        json!({"content": []}),
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let (unchanged, _) = send_list_orders(&server, r#"{ "marketplaceIds" : ["A"] }"#);
+    let received = upstream.received();
+    assert_eq!(received.len(), 2);
+    let expected = sent.replace(
+        r#"{ "MarketplaceIds" : "A", "note":"x" }"#,
+        r#"{"marketplaceIds":["A"],"note":"x"}"#,
+    );
+    assert_eq!(String::from_utf8_lossy(&received[0].body), expected);
+    assert_eq!(
+        received[0].header("Content-Length"),
+        Some(expected.len().to_string().as_str())
+    );
+    assert_eq!(received[1].body, unchanged.as_bytes());
+}
+
+#[test]
+fn with_normalization_meta_the_answer_tells_what_was_normalized_and_the_upstreams_rate_limit() {
+    let catalog = ListOrders::new("meta");
+    let upstream = answering(
+        json!({"content": [{"type": "text", "text": "ok"}], "_meta": {"upstream": true}}),
+        "X-RateLimit-Limit: 0.5\r\nX-RateLimit-Remaining: 3\r\nX-RateLimit-Reset: 2026-04-25T17:42:33Z\r\n",
+    );
+    let server = gateway(
+        &upstream.url(),
+        &["--catalog", catalog.arg(), "--normalization-meta", "true"],
+    );
+    let (_, answer) = send_list_orders(&server, r#"{"MarketplaceIds": "A"}"#);
+    let meta = answer.json()["result"]["_meta"].clone();
+    assert_eq!(meta["upstream"], true);
+    assert_eq!(
+        meta["normalized"],
+        json!([
+            {"kind": "renamed", "from": "MarketplaceIds", "to": "marketplaceIds", "reason": "schema_canonical_key"},
+            {"kind": "coerced", "field": "marketplaceIds", "from_type": "string", "to_type": "array", "reason": "schema_wants_array"}
+        ])
+    );
+    assert_eq!(
+        meta["rate_limit"],
+        json!({"limit_per_second": 0.5, "remaining": 3, "reset_at": "2026-04-25T17:42:33Z"})
+    );
+    if let Some(schema) = envelope_schema() {
+        // The contract's `_meta` shapes, as its envelope schema has them.
+        let envelope = json!({"error_kind": "mcp_input_validation", "tool": "list_orders",
+            "summary": "s", "details": [], "hints": [], "examples": [], "error_code": "X",
+            "retryable": false, "_envelope_version": 1,
+            "_meta": {"normalized": meta["normalized"], "rate_limit": meta["rate_limit"]}});
+        let errors: Vec<String> = schema
+            .iter_errors(&envelope)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+    // An unchanged call: the rate limit alone.
+    let (_, answer) = send_list_orders(&server, r#"{"marketplaceIds": ["A"]}"#);
+    let meta = answer.json()["result"]["_meta"].clone();
+    assert!(meta.get("normalized").is_none(), "{meta}");
+    assert_eq!(meta["rate_limit"]["remaining"], 3);
+}
+
+#[test]
+fn an_answer_over_the_body_limit_is_relayed_as_it_came_and_counted() {
+    let catalog = ListOrders::new("large");
+    let text = "x".repeat(4096);
+    let upstream = answering(json!({"content": [{"type": "text", "text": text}]}), "");
+    let server = gateway(
+        &upstream.url(),
+        &[
+            "--catalog",
+            catalog.arg(),
+            "--normalization-meta",
+            "true",
+            "--body-limit",
+            "2048",
+        ],
+    );
+    let (_, answer) = send_list_orders(&server, r#"{"MarketplaceIds": "A"}"#);
+    let result = answer.json()["result"].clone();
+    assert_eq!(result["content"][0]["text"].as_str().unwrap().len(), 4096);
+    assert!(result.get("_meta").is_none());
+    wait_for_metric(&server, "mcpgate_answers_unedited_total", 1);
+}
+
+/// A 2025-11-25 `initialize` through `server`; the answer, a 200.
+fn initialize(server: &Server) -> Answer {
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "c", "version": "1"}}});
+    post_ok(
+        server,
+        &legacy_headers(),
+        &serde_json::to_vec(&message).unwrap(),
+    )
+}
+
+#[test]
+fn initialize_and_server_discover_results_advertise_the_envelope_contract() {
+    let upstream = answering(
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}, "experimental": {"com.example/x": {}}},
+               "serverInfo": {"name": "scripted", "version": "1.0.0"}}),
+        "",
+    );
+    let server = gateway(&upstream.url(), &[]);
+    let expected = json!({"contract_version": 1, "error_kinds": ["mcp_input_validation"]});
+    let answer = initialize(&server).json();
+    let capabilities = &answer["result"]["capabilities"];
+    assert_eq!(
+        capabilities["experimental"]["openbridge_envelope"], expected,
+        "{answer}"
+    );
+    assert_eq!(capabilities["experimental"]["com.example/x"], json!({}));
+    assert_eq!(capabilities["tools"], json!({}));
+    if let Some(spec) = official_spec("the check against the official InitializeResult") {
+        let official = read_json(&spec.join("2025-11-25").join("schema.json"));
+        let result =
+            mcpgate::internal::protocol::root_schema(&official, "InitializeResult").unwrap();
+        let result = jsonschema::draft202012::new(&result).unwrap();
+        assert!(result.is_valid(&answer["result"]), "{answer}");
+    }
+    if let Some(oracle) = envelope_oracle("the check of the advertised error kinds") {
+        let schema = read_json(&oracle.join("schemas/error-envelope.schema.json"));
+        let kinds = schema["properties"]["error_kind"]["enum"]
+            .as_array()
+            .unwrap()
+            .clone();
+        for kind in expected["error_kinds"].as_array().unwrap() {
+            assert!(kinds.contains(kind), "{kind}");
+        }
+    }
+    let discover = json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover",
+        "params": {"_meta": meta()}});
+    let answer = post_ok(
+        &server,
+        &modern_headers(&discover),
+        &serde_json::to_vec(&discover).unwrap(),
+    );
+    assert_eq!(
+        answer.json()["result"]["capabilities"]["experimental"]["openbridge_envelope"],
+        expected
+    );
+}
+
+/// `answering_as` an event stream: a log notification, then the response.
+fn answering_events(result: serde_json::Value) -> Upstream {
+    answering_as(result, |response| {
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "working"}});
+        let events = format!(
+            "event: message\ndata: {note}\n\nid: e-2\nevent: message\ndata: {response}\n\n"
+        );
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{events}\r\n0\r\n\r\n",
+            events.len()
+        )
+    })
+}
+
+#[test]
+fn in_an_event_stream_only_the_response_event_carries_the_additions() {
+    let catalog = ListOrders::new("events");
+    let upstream = answering_events(json!({"content": [], "capabilities": {}}));
+    let server = gateway(
+        &upstream.url(),
+        &["--catalog", catalog.arg(), "--normalization-meta", "true"],
+    );
+    let (_, answer) = send_list_orders(&server, r#"{"MarketplaceIds": "A"}"#);
+    let text = String::from_utf8_lossy(&answer.body).into_owned();
+    assert!(text.contains("id: e-2\nevent: message\ndata: "), "{text}");
+    let events: Vec<serde_json::Value> = mcpgate::internal::gate::sse::event_data(&answer.body)
+        .iter()
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    assert_eq!(events.len(), 2, "{text}");
+    assert!(events[0].get("id").is_none());
+    assert_eq!(events[0]["params"]["data"], "working");
+    assert_eq!(
+        events[1]["result"]["_meta"]["normalized"][0]["kind"],
+        "renamed"
+    );
+    // An initialize answered as an event stream gets the capability.
+    let answer = initialize(&server);
+    let events = mcpgate::internal::gate::sse::event_data(&answer.body);
+    let response: serde_json::Value = serde_json::from_str(&events[1]).unwrap();
+    assert_eq!(
+        response["result"]["capabilities"]["experimental"]["openbridge_envelope"]["contract_version"],
+        1
+    );
+}

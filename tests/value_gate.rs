@@ -345,10 +345,11 @@ fn the_gates_report_missing_properties_then_unknown_keys_then_values() {
         "search_orders",
         json!({"region": "NA", "colour": 1, "pageSize": "x", "filters": {}}),
     ));
-    // Sorted by the object they are missing from.
-    assert_eq!(paths(&envelope), ["marketplaceIds", "filters.currency"]);
+    // Only the arguments' own properties: `filters.currency` is part of
+    // the value of `filters`, answered with the values.
+    assert_eq!(paths(&envelope), ["marketplaceIds"]);
     assert!(codes(&envelope).iter().all(|c| *c == "SCHEMA_REQUIRED"));
-    assert_eq!(envelope["total"], 2);
+    assert_eq!(envelope["total"], 1);
     // Required present: the unknown keys, every one of them.
     let envelope = envelope_of(call(
         &gate,
@@ -364,6 +365,63 @@ fn the_gates_report_missing_properties_then_unknown_keys_then_values() {
         json!({"marketplaceIds": [1], "region": "NA", "pageSize": "x"}),
     ));
     assert_eq!(paths(&envelope), ["marketplaceIds[0]", "pageSize"]);
+}
+
+#[test]
+fn a_required_key_inside_a_property_is_answered_with_the_other_value_problems() {
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    let catalog = Catalog::from_json(
+        &json!([{"name": "book_flight", "inputSchema": {"type": "object",
+            "properties": {
+                "from": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                "to": {"type": "string"},
+                "seats": {"type": "integer", "maximum": 9},
+                "passengers": {"type": "array", "items": {"type": "object",
+                    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+                    "required": ["name"]}}},
+            "required": ["from", "to", "passengers"]}}]),
+        CatalogSource::File,
+        &CatalogOptions::default(),
+    )
+    .unwrap();
+    gate.set_catalog(catalog);
+    let envelope = envelope_of(call(
+        &gate,
+        "book_flight",
+        json!({"from": "SEAX", "to": 5, "seats": 100, "passengers": [{"age": "x"}]}),
+    ));
+    // Sorted by location: a missing key where it is missing from.
+    assert_eq!(envelope["total"], 5);
+    assert_eq!(
+        paths(&envelope),
+        [
+            "from",
+            "passengers[0].name",
+            "passengers[0].age",
+            "seats",
+            "to"
+        ],
+        "{envelope}"
+    );
+    let mut codes = codes(&envelope);
+    codes.sort_unstable();
+    assert_eq!(
+        codes,
+        [
+            "SCHEMA_MAXIMUM",
+            "SCHEMA_PATTERN_MISMATCH",
+            "SCHEMA_REQUIRED",
+            "SCHEMA_TYPE_MISMATCH",
+            "SCHEMA_TYPE_MISMATCH"
+        ]
+    );
+    // A top-level property missing still answers alone.
+    let envelope = envelope_of(call(
+        &gate,
+        "book_flight",
+        json!({"from": "SEAX", "seats": 100, "passengers": [{"age": "x"}]}),
+    ));
+    assert_eq!(paths(&envelope), ["to"]);
 }
 
 #[test]
@@ -387,11 +445,20 @@ fn hints_name_near_misses_case_slips_allowed_values_and_missing_properties() {
         hints("search_orders", typo),
         ["Unknown key 'pageSise': did you mean 'pageSize'?"]
     );
+    // A case slip is renamed by normalization; without it, the hint.
     let mut cased = base.clone();
     cased["PageSize"] = json!(10);
+    let plain = Gate::new(GateConfig {
+        normalization: false,
+        ..GateConfig::default()
+    })
+    .unwrap();
+    plain.set_catalog(test_catalog());
     assert_eq!(
-        hints("search_orders", cased),
-        ["Key 'PageSize' differs from the property 'pageSize' only in case: use 'pageSize'."]
+        envelope_of(call(&plain, "search_orders", cased))["hints"],
+        json!([
+            "Key 'PageSize' differs from the property 'pageSize' only in case: use 'pageSize'."
+        ])
     );
     let mut region = base.clone();
     region["region"] = json!("eu");

@@ -7,6 +7,7 @@
 pub mod close;
 pub mod formats;
 pub mod header_params;
+pub mod keys;
 mod register;
 pub mod subschemas;
 

@@ -5,6 +5,7 @@ use jsonschema::Validator;
 use serde_json::Value;
 
 use super::header_params::{self, HeaderParam};
+use super::keys::KeySet;
 use super::{CatalogOptions, close, formats, subschemas};
 use crate::distill::{ExplainOptions, Explainer, cut_at_echo_bound};
 use crate::parse::{ParseLimits, Parser, TapeJson};
@@ -23,6 +24,8 @@ pub struct Tool {
     pub accepts_no_arguments: bool,
     /// Arguments mirrored in `Mcp-Param-*` headers.
     pub header_params: Vec<HeaderParam>,
+    /// The top-level keys the schema names, for pre-flight normalization.
+    pub keys: KeySet,
     /// The output root (`outputSchema`, formats as annotations), for
     /// answers watched on their way back (read with serde_json).
     pub output: Option<jsonschema::Validator>,
@@ -73,6 +76,10 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
     let accepts_no_arguments = parser
         .parse(b"{}", ParseLimits { max_depth: 1 })
         .is_ok_and(|empty| validator.is_valid(empty.root()));
+    let closed = ["additionalProperties", "unevaluatedProperties"]
+        .iter()
+        .any(|keyword| schema.get(*keyword) == Some(&Value::Bool(false)));
+    let keys = KeySet::read(input, closed);
     let examples = input
         .get("examples")
         .and_then(Value::as_array)
@@ -85,6 +92,7 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
         schema,
         accepts_no_arguments,
         header_params,
+        keys,
         output,
         examples,
     })

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use crate::catalog::{Catalog, CatalogOptions};
+use crate::catalog::Catalog;
+use crate::config::{NormalizationArgs, NormalizationFile};
 use crate::gate::binding::name_member;
 use crate::gate::headers::names;
 use crate::gate::{Gate, GateConfig, UnknownTools, Verdict};
@@ -40,6 +41,8 @@ pub struct CheckArgs {
     /// Files holding one message each; `-` (or none) reads NDJSON from
     /// standard input, one message per line.
     pub inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub normalization: NormalizationArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -92,10 +95,13 @@ fn run_inner(args: CheckArgs) -> Result<bool, String> {
                 .map_err(|e| format!("--unknown-tools: {e}"))?,
         );
     }
+    args.normalization
+        .apply(NormalizationFile::default(), &mut config)
+        .map_err(|e| e.to_string())?;
+    let options = config.catalog;
     let gate = Gate::new(config).map_err(|e| e.to_string())?;
     if let Some(path) = &args.catalog {
-        let catalog = Catalog::from_file(path, &CatalogOptions::default())
-            .map_err(|e| format!("--catalog: {e}"))?;
+        let catalog = Catalog::from_file(path, &options).map_err(|e| format!("--catalog: {e}"))?;
         for refused in catalog.refused() {
             eprintln!(
                 "mcpgate check: tool {} refused at registration: {}",
@@ -137,9 +143,16 @@ fn run_inner(args: CheckArgs) -> Result<bool, String> {
         }
         let verdict = gate.check(message_headers.as_slice(), body);
         all_allowed &= matches!(verdict, Verdict::Allow(_));
+        let normalized = match &verdict {
+            Verdict::Allow(allowed) => allowed.normalized.clone(),
+            Verdict::Reject(_) => gate.normalization_of(body),
+        };
+        let events: serde_json::Value = normalized
+            .and_then(|n| serde_json::from_slice(&n).ok())
+            .unwrap_or_else(|| serde_json::json!([]));
         let written = match args.format {
-            Some(Format::Ndjson) => write_ndjson(&mut out, &verdict),
-            None => write_report(&mut out, name, &verdict),
+            Some(Format::Ndjson) => write_ndjson(&mut out, &verdict, events),
+            None => write_report(&mut out, name, &verdict, &events),
         };
         written.map_err(|e| format!("standard output: {e}"))?;
     }
@@ -206,8 +219,14 @@ fn header_value(value: &str) -> Vec<u8> {
     }
 }
 
-fn write_ndjson(out: &mut impl Write, verdict: &Verdict<'_>) -> std::io::Result<()> {
-    let line = match verdict {
+/// One line: the verdict, the normalization events (`[]` for none) and,
+/// when normalization changed the message, the message as forwarded.
+fn write_ndjson(
+    out: &mut impl Write,
+    verdict: &Verdict<'_>,
+    events: serde_json::Value,
+) -> std::io::Result<()> {
+    let mut line = match verdict {
         Verdict::Allow(_) => serde_json::json!({
             "verdict": "allow", "status": allow_status(verdict), "rejecter": null, "reason": null, "body": null
         }),
@@ -219,6 +238,12 @@ fn write_ndjson(out: &mut impl Write, verdict: &Verdict<'_>) -> std::io::Result<
             "body": serde_json::from_slice::<serde_json::Value>(&rejection.body).unwrap_or(serde_json::Value::Null),
         }),
     };
+    line["normalized"] = events;
+    if let Verdict::Allow(allowed) = verdict
+        && let Some(forward) = &allowed.forward
+    {
+        line["forward"] = serde_json::from_slice(forward).unwrap_or(serde_json::Value::Null);
+    }
     serde_json::to_writer(&mut *out, &line)?;
     out.write_all(b"\n")
 }
@@ -233,7 +258,40 @@ fn allow_status(verdict: &Verdict<'_>) -> u16 {
     }
 }
 
-fn write_report(out: &mut impl Write, name: &str, verdict: &Verdict<'_>) -> std::io::Result<()> {
+fn write_report(
+    out: &mut impl Write,
+    name: &str,
+    verdict: &Verdict<'_>,
+    events: &serde_json::Value,
+) -> std::io::Result<()> {
+    write_verdict(out, name, verdict)?;
+    for event in events.as_array().into_iter().flatten() {
+        writeln!(out, "    normalized: {}", describe_event(event))?;
+    }
+    Ok(())
+}
+
+/// One normalization event in words.
+fn describe_event(event: &serde_json::Value) -> String {
+    let text = |key: &str| event[key].as_str().unwrap_or_default().to_owned();
+    match event["kind"].as_str().unwrap_or_default() {
+        "renamed" => format!("renamed {:?} to {:?}", text("from"), text("to")),
+        "dropped_alias" => format!(
+            "dropped {:?}, {:?} was sent too",
+            text("from"),
+            text("canonical")
+        ),
+        "coerced" => format!(
+            "{:?}: {} wrapped in an {}",
+            text("field"),
+            text("from_type"),
+            text("to_type")
+        ),
+        kind => format!("{kind} {:?} ({})", text("field"), text("reason")),
+    }
+}
+
+fn write_verdict(out: &mut impl Write, name: &str, verdict: &Verdict<'_>) -> std::io::Result<()> {
     match verdict {
         Verdict::Allow(allowed) => writeln!(
             out,

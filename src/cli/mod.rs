@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Print what the gateway would answer to each message.
-    Check(check::CheckArgs),
+    Check(Box<check::CheckArgs>),
     /// Run the gateway: the MCP endpoint, `/validate`, `/metrics`, `/healthz`.
     Serve(Box<crate::config::ServeArgs>),
     /// List the protocol roots the gateway compiles, per schema revision.
@@ -33,7 +33,7 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check(args) => check::run(args),
+        Command::Check(args) => check::run(*args),
         Command::Serve(args) => serve(*args),
         Command::Roots => {
             for document in SchemaDocument::ALL {

@@ -20,10 +20,11 @@ const KEPT_PER_LOCATION: usize = 256;
 /// A predicate over (location, keyword) that sets [`Distilled::flagged`].
 pub type FlagPredicate = fn(&[PathToken<'_>], Keyword) -> bool;
 
-/// Sorts problems by keyword into classes, each distilled on its own (the
-/// value gate's gates, from one walk); a class past the collector's count
-/// is dropped (only noted in [`Collector::seen`]).
-pub type KeywordClasses = fn(Keyword) -> usize;
+/// Sorts problems by keyword and by the depth of their location (0: the
+/// instance itself) into classes, each distilled on its own (the value
+/// gate's gates, from one walk); a class past the collector's count is
+/// dropped (only noted in [`Collector::seen`]).
+pub type KeywordClasses = fn(Keyword, usize) -> usize;
 
 /// Collects the problems an explainer finds, within fixed bounds; reusable.
 pub struct Collector {
@@ -314,7 +315,9 @@ impl Collector {
         for part in &mut self.parts {
             part.kept = kept.map_or(0, |kept| part.kept.min(kept));
         }
-        let class = self.classes.map_or(0, |classify| classify(keyword));
+        let class = self
+            .classes
+            .map_or(0, |classify| classify(keyword, path.len()));
         let Some(part) = self.parts.get_mut(class) else {
             return;
         };

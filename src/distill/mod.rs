@@ -20,6 +20,7 @@ mod build;
 mod collect;
 mod distinct;
 mod keywords;
+pub(crate) use keywords::type_::TypeMask;
 mod path;
 mod texts;
 mod walk;

@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod fields;
 pub mod headers;
 pub mod lane;
+pub mod normalize;
 pub mod sse;
 pub mod value;
 pub mod watch;
@@ -19,6 +20,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use bytes::Bytes;
 
 use crate::classify::{Classified, Kind, RequestId};
 use crate::distill::{Collector, Distilled, Keyword, LocationReport, PathToken, Problem};
@@ -32,6 +34,7 @@ use crate::catalog::{Catalog, CatalogOptions, CatalogSource, Relearn};
 use crate::protocol::{CompileRootError, Lane, Revision, RootKind, SchemaDocument};
 use crate::reject::codes::DataKey;
 use crate::reject::envelope::DataValue;
+use crate::reject::normalized;
 use crate::reject::out::with_arena;
 use crate::reject::{Reason, Rejection, Rejections};
 
@@ -52,6 +55,14 @@ pub struct GateConfig {
     /// Whether `tools/list` answers passing through (and, for `serve`, the
     /// upstream's own `tools/list`) become the catalog when no file gives it.
     pub learn_catalog: bool,
+    /// Pre-flight normalization of `tools/call` arguments against the
+    /// tool's schema before the value gate (the envelope contract's
+    /// `MCP_SCHEMA_KEY_NORMALIZATION_ENABLED`).
+    pub normalization: bool,
+    /// Whether what normalization did is told in `_meta.normalized`: in a
+    /// refused call's envelope and, relayed by `serve`, in the upstream's
+    /// answer (`MCP_SCHEMA_KEY_NORMALIZATION_META`).
+    pub normalization_meta: bool,
 }
 
 impl Default for GateConfig {
@@ -63,6 +74,8 @@ impl Default for GateConfig {
             unknown_tools: None,
             catalog: CatalogOptions::default(),
             learn_catalog: true,
+            normalization: true,
+            normalization_meta: false,
         }
     }
 }
@@ -115,6 +128,14 @@ pub struct Allowed<'g> {
     /// Whether the answer is worth reading once relayed
     /// ([`Gate::watch_answer`]).
     pub watch: Option<watch::Watch>,
+    /// The message to forward instead of the body checked, when
+    /// normalization changed the arguments: the body with only
+    /// `params.arguments` replaced, itself checked by the whole gate.
+    /// `None`: forward the body as it was sent.
+    pub forward: Option<Bytes>,
+    /// What normalization did (the contract's `_meta.normalized` array, as
+    /// JSON), when it did or reported anything.
+    pub normalized: Option<Bytes>,
 }
 
 impl Allowed<'_> {
@@ -312,6 +333,28 @@ impl Gate {
         headers: &(impl RequestHeaders + ?Sized),
         body: &[u8],
     ) -> Result<Allowed<'_>, Rejection> {
+        match self.pass(scratch, headers, body, Pass::First)? {
+            Passed::Allowed(allowed) => Ok(allowed),
+            Passed::Normalized { body, events } => {
+                // The message as it will be forwarded passes the whole gate.
+                let again = self.pass(scratch, headers, &body, Pass::Again(&events))?;
+                let Passed::Allowed(mut allowed) = again else {
+                    unreachable!("a second pass does not normalize")
+                };
+                allowed.forward = Some(body.into());
+                allowed.normalized = Some(events);
+                Ok(allowed)
+            }
+        }
+    }
+
+    fn pass(
+        &self,
+        scratch: &mut Scratch,
+        headers: &(impl RequestHeaders + ?Sized),
+        body: &[u8],
+        pass: Pass<'_>,
+    ) -> Result<Passed<'_>, Rejection> {
         self.wire_phase(headers, body)?;
         let document = self.parse_phase(&mut scratch.parser, body)?;
         let message = self.classify_phase(document.root())?;
@@ -324,24 +367,31 @@ impl Gate {
         }
         let (method, root) = self.dispatch_phase(revision, &message)?;
         self.schema_phase(root, document.root(), &message, named)?;
-        let watch = match (message.kind, method) {
+        let (watch, normalized) = match (message.kind, method) {
             (Kind::Request, Some("tools/call")) => {
-                self.value_phase(headers, revision, &message, named)?
+                match self.value_phase(headers, revision, &message, named, body, pass)? {
+                    Valued::Allowed { watch, normalized } => (watch, normalized),
+                    Valued::Normalized { body, events } => {
+                        return Ok(Passed::Normalized { body, events });
+                    }
+                }
             }
             (Kind::Request, Some("tools/list"))
                 if message.params.and_then(|p| p.get("cursor")).is_none() =>
             {
-                Some(watch::Watch::ToolsList)
+                (Some(watch::Watch::ToolsList), None)
             }
-            _ => None,
+            _ => (None, None),
         };
-        Ok(Allowed {
+        Ok(Passed::Allowed(Allowed {
             kind: message.kind,
             revision,
             method,
             id: message.into_echoed_id(),
             watch,
-        })
+            forward: None,
+            normalized,
+        }))
     }
 
     fn wire_phase(
@@ -726,22 +776,51 @@ impl Gate {
         revision: Revision,
         message: &Classified<'a>,
         named: Option<TapeNode<'a>>,
-    ) -> Result<Option<watch::Watch>, Rejection> {
+        body: &[u8],
+        pass: Pass<'_>,
+    ) -> Result<Valued, Rejection> {
         let catalog = self.catalog.load();
         let name = named.and_then(|n| n.as_str()).unwrap_or_default();
         let Some(tool) = catalog.get(name) else {
             return self
                 .unknown_tool_phase(&catalog, name, message)
-                .map(|()| None);
+                .map(|()| Valued::Allowed {
+                    watch: None,
+                    normalized: None,
+                });
         };
         let arguments = message.members.arguments;
+        let mut plan = normalize::Plan::default();
+        if pass == Pass::First
+            && self.config.normalization
+            && let Some(arguments) = arguments
+        {
+            plan = normalize::plan(&tool.keys, arguments);
+            if plan.changes()
+                && let Some(body) = normalize::rewrite(body, &plan, arguments.len())
+            {
+                return Ok(Valued::Normalized {
+                    body,
+                    events: normalized::render(&plan.events),
+                });
+            }
+        }
+        // What normalization did, as told: from the first pass when this is
+        // the second, else from this one (rendered only when it is told).
+        let normalized = || match pass {
+            Pass::Again(events) => Some(events.clone()),
+            Pass::First if plan.events.is_empty() => None,
+            Pass::First => Some(normalized::render(&plan.events)),
+        };
         let valid = match arguments {
             Some(arguments) => tool.input.is_valid(arguments),
             None => tool.accepts_no_arguments,
         };
         if !valid {
             let (distilled, _gate) = value::explain(tool, arguments);
-            let error = value::tool_error(tool, &distilled, arguments);
+            let mut error = value::tool_error(tool, &distilled, arguments);
+            let told = self.config.normalization_meta.then(normalized).flatten();
+            error.normalized = told.as_deref();
             return Err(self.rejections.send_tool_error(
                 Reason::InvalidArguments,
                 message,
@@ -754,10 +833,41 @@ impl Gate {
         {
             return Err(self.refuse_mismatch(Reason::ParamHeaderMismatch, message, &mismatch));
         }
-        Ok(tool
-            .output
-            .as_ref()
-            .map(|_| watch::Watch::ToolsCall(tool.name.clone())))
+        Ok(Valued::Allowed {
+            watch: tool
+                .output
+                .as_ref()
+                .map(|_| watch::Watch::ToolsCall(tool.name.clone())),
+            normalized: normalized(),
+        })
+    }
+
+    /// What normalization makes of a `tools/call` in `body` (the
+    /// `_meta.normalized` array), whatever the verdict: for a report of a
+    /// refused call, which carries the events only with
+    /// `normalization_meta` on. `None` when it does or reports nothing.
+    #[cfg(feature = "server")]
+    pub(crate) fn normalization_of(&self, body: &[u8]) -> Option<Bytes> {
+        if !self.config.normalization {
+            return None;
+        }
+        let mut parser = Parser::default();
+        let limits = ParseLimits {
+            max_depth: self.config.max_depth,
+        };
+        let document = parser.parse(body, limits).ok()?;
+        let message = classify::classify(document.root());
+        if message.method != Some("tools/call") {
+            return None;
+        }
+        let catalog = self.catalog.load();
+        let tool = catalog.get(binding::named(&message)?.as_str()?)?;
+        let arguments = message.members.arguments?;
+        if arguments.kind() != parse::NodeKind::Object {
+            return None;
+        }
+        let plan = normalize::plan(&tool.keys, arguments);
+        (!plan.events.is_empty()).then(|| normalized::render(&plan.events))
     }
 
     fn unknown_tool_phase(
@@ -790,6 +900,38 @@ impl Gate {
                 .send(Reason::UnknownTool, Some(message), Some(&text), &[])
         }))
     }
+}
+
+/// Which pass over a message this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass<'e> {
+    /// Over the body as sent: normalization may change it.
+    First,
+    /// Over the body normalization re-encoded, with what it did.
+    Again(&'e Bytes),
+}
+
+/// What one pass over a message ends in, short of a refusal.
+enum Passed<'g> {
+    Allowed(Allowed<'g>),
+    /// Normalization changed the arguments: the message re-encoded, to be
+    /// checked again, and the events.
+    Normalized {
+        body: Vec<u8>,
+        events: Bytes,
+    },
+}
+
+/// What the value phase lets through.
+enum Valued {
+    Allowed {
+        watch: Option<watch::Watch>,
+        normalized: Option<Bytes>,
+    },
+    Normalized {
+        body: Vec<u8>,
+        events: Bytes,
+    },
 }
 
 /// The message of a 413, in `arena`: it names the limit.

@@ -43,6 +43,7 @@ mod node;
 mod reuse;
 #[allow(unsafe_code)]
 mod scan;
+pub mod span;
 #[allow(unsafe_code)]
 mod subtree;
 

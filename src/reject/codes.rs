@@ -268,6 +268,18 @@ pub const TOOL_INPUT_ERROR_KIND: &str = "mcp_input_validation";
 /// `_envelope_version` of the envelopes written.
 pub const ENVELOPE_VERSION: u32 = 1;
 
+/// Every `error_kind` the gateway's envelopes carry.
+#[cfg(feature = "server")]
+pub const ERROR_KINDS: [&str; 1] = [TOOL_INPUT_ERROR_KIND];
+
+/// The `openbridge_envelope` capability (the contract's "Server
+/// capabilities"): the envelope version and the error kinds emitted.
+#[cfg(feature = "server")]
+pub fn envelope_capability() -> String {
+    serde_json::json!({"contract_version": ENVELOPE_VERSION, "error_kinds": ERROR_KINDS})
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

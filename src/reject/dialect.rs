@@ -34,6 +34,9 @@ pub struct ToolError<'a> {
     pub examples: &'a [Value],
     /// The `error_code` of the first detail.
     pub error_code: &'static str,
+    /// `_meta.normalized`: the events of the call's normalization, a JSON
+    /// array ([`super::normalized::render`]), when they are to be told.
+    pub normalized: Option<&'a [u8]>,
 }
 
 /// One problem at one location.
@@ -173,6 +176,11 @@ fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
     }
     out.extend_from_slice(b"],\"error_code\":");
     write_string(out, error.error_code);
+    if let Some(events) = error.normalized {
+        out.extend_from_slice(b",\"_meta\":{\"normalized\":");
+        out.extend_from_slice(events);
+        out.put_u8(b'}');
+    }
     out.extend_from_slice(b",\"retryable\":false,\"_envelope_version\":");
     out.extend_from_slice(itoa::Buffer::new().format(ENVELOPE_VERSION).as_bytes());
     out.extend_from_slice(b",\"total\":");
@@ -202,6 +210,7 @@ mod tests {
             hints: vec!["Send a value of the schema-declared type for limit.".into()],
             examples: &[],
             error_code: "SCHEMA_TYPE_MISMATCH",
+            normalized: Some(b"[{\"kind\":\"coerced\"}]"),
         };
         let mut out = BytesMut::new();
         write_tool_error(&mut out, None, true, &error);
@@ -216,5 +225,9 @@ mod tests {
         let text = result["content"][0]["text"].as_str().unwrap();
         assert!(text.contains("- limit: expected integer, found string"));
         assert!(text.contains("Hint: Send a value"));
+        assert_eq!(
+            result["structuredContent"]["_meta"]["normalized"][0]["kind"],
+            "coerced"
+        );
     }
 }

@@ -8,6 +8,7 @@
 pub mod codes;
 pub mod dialect;
 pub mod envelope;
+pub mod normalized;
 pub(crate) mod out;
 pub mod table;
 

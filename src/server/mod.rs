@@ -141,6 +141,12 @@ impl<P> From<Response> for Reply<P> {
 pub struct Forward<P> {
     /// Header names not to pass on (e.g. credentials the service consumed).
     pub withhold: &'static [&'static str],
+    /// The body to send instead of the one received (with its own
+    /// `Content-Length`).
+    pub body: Option<bytes::Bytes>,
+    /// Hold a JSON answer whole (up to the body limit) and hand it to
+    /// [`Service::edit_answer`] before it is relayed.
+    pub edit: bool,
     /// Keep a copy of the answer's body (up to the body limit) and hand it
     /// to [`Service::on_answer`] once it is complete.
     pub watch: bool,
@@ -211,6 +217,19 @@ pub trait Service: Send + Sync + 'static {
     /// called when the answer was cut short or outgrew the body limit.
     fn on_answer(&self, pending: Self::Pending, answer: WatchedAnswer<'_>) {
         let _ = (pending, answer);
+    }
+    /// A JSON answer to a request forwarded with [`Forward::edit`], held
+    /// whole: the body to relay instead, or `None` to relay it as it is.
+    /// `headers`: its end-to-end headers, each `Name: value\r\n`. `body`
+    /// is `None` when the answer was too large to hold.
+    fn edit_answer(
+        &self,
+        pending: &Self::Pending,
+        headers: &[u8],
+        body: Option<&[u8]>,
+    ) -> Option<Vec<u8>> {
+        let _ = (pending, headers, body);
+        None
     }
     /// The connection layer refused the request; the service builds the
     /// answer (and counts it). The connection is closed after it.

@@ -70,6 +70,7 @@ pub struct Metrics {
     bytes_in: AtomicU64,
     /// Forwarded answers handed to the answer watch, complete.
     answers_observed: AtomicU64,
+    answers_unedited: AtomicU64,
 }
 
 impl Metrics {
@@ -111,6 +112,12 @@ impl Metrics {
 
     pub fn answer_observed(&self) {
         self.answers_observed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An answer that was to carry the gateway's additions went out as the
+    /// upstream sent it (larger than the body limit, or not a result).
+    pub fn answer_unedited(&self) {
+        self.answers_unedited.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The exposition text (`text/plain; version=0.0.4`).
@@ -242,6 +249,15 @@ impl Metrics {
             out,
             "mcpgate_answers_observed_total {}",
             load(&self.answers_observed)
+        );
+        out.push_str(
+            "# HELP mcpgate_answers_unedited_total Answers relayed without the capability or _meta the gateway adds: over the body limit, or not a result.\n",
+        );
+        out.push_str("# TYPE mcpgate_answers_unedited_total counter\n");
+        let _ = writeln!(
+            out,
+            "mcpgate_answers_unedited_total {}",
+            load(&self.answers_unedited)
         );
         out
     }

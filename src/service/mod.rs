@@ -49,6 +49,70 @@ pub struct Pending {
     id: Option<RequestId>,
     /// What the gate reads in the answer once it is relayed.
     watch: Option<Watch>,
+    /// What the gateway adds to the answer's result.
+    adds: Additions,
+}
+
+/// What the gateway adds to an answer's `result` (the error-envelope
+/// contract's "Server capabilities", `_meta.normalized` and
+/// `_meta.rate_limit`).
+#[derive(Debug, Default)]
+struct Additions {
+    /// `capabilities.experimental.openbridge_envelope` (an `initialize` or
+    /// `server/discover` answer).
+    capability: bool,
+    /// `_meta.normalized`: what normalization did to the call.
+    normalized: Option<bytes::Bytes>,
+    /// `_meta.rate_limit`, from the answer's headers (a `tools/call`).
+    rate_limit: bool,
+}
+
+impl Additions {
+    fn for_allowed(allowed: &Allowed<'_>, meta: bool) -> Additions {
+        let method = allowed.method.unwrap_or_default();
+        Additions {
+            capability: matches!(method, "initialize" | "server/discover"),
+            normalized: allowed.normalized.clone().filter(|_| meta),
+            rate_limit: meta && method == "tools/call",
+        }
+    }
+
+    fn any(&self) -> bool {
+        self.capability || self.normalized.is_some() || self.rate_limit
+    }
+
+    /// `body` with the additions, or `None` when it is not a result (or
+    /// nothing was added).
+    fn apply(&self, headers: &[u8], body: &[u8]) -> Option<Vec<u8>> {
+        use crate::parse::span::{insert_member, value_at};
+        let result = value_at(body, &["result"])?;
+        if body.get(result.start) != Some(&b'{') {
+            return None;
+        }
+        let mut edited: Option<Vec<u8>> = None;
+        let mut add = |path: &[&str], name: &str, value: &[u8]| {
+            let current = edited.as_deref().unwrap_or(body);
+            if let Some(next) = insert_member(current, path, name, value) {
+                edited = Some(next);
+            }
+        };
+        if self.capability {
+            add(
+                &["result", "capabilities", "experimental"],
+                "openbridge_envelope",
+                crate::reject::codes::envelope_capability().as_bytes(),
+            );
+        }
+        if let Some(events) = &self.normalized {
+            add(&["result", "_meta"], "normalized", events);
+        }
+        if self.rate_limit
+            && let Some(rate_limit) = crate::upstream::rate_limit::rate_limit_meta(headers)
+        {
+            add(&["result", "_meta"], "rate_limit", &rate_limit);
+        }
+        edited
+    }
 }
 
 /// Where a request goes.
@@ -124,9 +188,12 @@ impl McpService {
         reply
     }
 
-    /// Sends a request on to the upstream.
-    fn forward(&self, pending: Pending) -> Reply<Pending> {
+    /// Sends a request on to the upstream: `body`, when given, instead of
+    /// the one received.
+    fn forward(&self, pending: Pending, body: Option<bytes::Bytes>) -> Reply<Pending> {
         Reply::Forward(Forward {
+            body,
+            edit: pending.adds.any(),
             withhold: if self.wire.consumes_authorization() {
                 &["Authorization"]
             } else {
@@ -204,10 +271,14 @@ impl Service for McpService {
         let response = match self.route(head.path) {
             // A legacy GET or DELETE that passed `on_head`: nothing to gate.
             Route::Endpoint if head.method != "POST" => {
-                return self.forward(Pending {
-                    id: None,
-                    watch: None,
-                });
+                return self.forward(
+                    Pending {
+                        id: None,
+                        watch: None,
+                        adds: Additions::default(),
+                    },
+                    None,
+                );
             }
             Route::Endpoint => {
                 return self.judge(head, body, |allowed| {
@@ -221,10 +292,16 @@ impl Service for McpService {
                             ))
                             .into();
                     }
-                    self.forward(Pending {
-                        id: allowed.id,
-                        watch: allowed.watch,
-                    })
+                    let adds =
+                        Additions::for_allowed(&allowed, self.gate.config().normalization_meta);
+                    self.forward(
+                        Pending {
+                            id: allowed.id,
+                            watch: allowed.watch,
+                            adds,
+                        },
+                        allowed.forward,
+                    )
                 });
             }
             Route::Validate => return self.judge(head, body, |_| Response::empty(204).into()),
@@ -266,6 +343,21 @@ impl Service for McpService {
                 .rejections()
                 .send_allowed(reason, pending.id.as_ref(), Some(message)),
         )
+    }
+
+    fn edit_answer(
+        &self,
+        pending: &Pending,
+        headers: &[u8],
+        body: Option<&[u8]>,
+    ) -> Option<Vec<u8>> {
+        let edited = body.and_then(|body| pending.adds.apply(headers, body));
+        // Nothing to add but rate limits the upstream did not give is no
+        // loss; anything else not added is counted.
+        if edited.is_none() && (pending.adds.capability || pending.adds.normalized.is_some()) {
+            self.metrics.answer_unedited();
+        }
+        edited
     }
 
     fn on_answer(&self, pending: Pending, answer: WatchedAnswer<'_>) {

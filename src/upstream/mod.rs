@@ -7,6 +7,7 @@ pub mod answer;
 pub mod fetch;
 pub mod learn;
 pub mod pool;
+pub mod rate_limit;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;

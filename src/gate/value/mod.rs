@@ -2,8 +2,9 @@
 //! against the called tool's input root, compiled at registration.
 //!
 //! The verdict is one `is_valid` over the whole closed root. Only a refused
-//! call is explained, in three gates: missing required properties first,
-//! then unknown keys, then values; the answer lists every offending path of
+//! call is explained, in three gates: the arguments' own missing required
+//! properties first, then unknown keys, then values (a `required` inside a
+//! property's schema among them); the answer lists every offending path of
 //! the first gate that has any, within the bounds of ARCHITECTURE.md, "Distilled errors", in the
 //! tool dialect (a result with `isError: true`).
 
@@ -35,9 +36,13 @@ pub enum Gate {
 }
 
 impl Gate {
-    fn of(keyword: Keyword) -> Gate {
+    /// The gate of a problem found at a location `depth` tokens under the
+    /// arguments. Only the arguments' own properties are the required
+    /// gate's: a `required` inside a property's schema is part of the value
+    /// it constrains, answered with the other value problems.
+    fn of(keyword: Keyword, depth: usize) -> Gate {
         match keyword {
-            Keyword::Required | Keyword::DependentRequired => Gate::Required,
+            Keyword::Required | Keyword::DependentRequired if depth == 0 => Gate::Required,
             Keyword::AdditionalProperties | Keyword::UnevaluatedProperties => Gate::UnknownKeys,
             _ => Gate::Values,
         }
@@ -45,8 +50,8 @@ impl Gate {
 }
 
 /// The collector class of a problem: its gate's place in the order.
-fn gate_class(keyword: Keyword) -> usize {
-    Gate::of(keyword) as usize
+fn gate_class(keyword: Keyword, depth: usize) -> usize {
+    Gate::of(keyword, depth) as usize
 }
 
 const GATES: [Gate; 3] = [Gate::Required, Gate::UnknownKeys, Gate::Values];
@@ -192,6 +197,7 @@ pub fn tool_error<'t>(
         hints,
         examples: &tool.examples,
         error_code,
+        normalized: None,
     }
 }
 

@@ -27,6 +27,7 @@
 //!   the client still sends is read and dropped for up to
 //!   `min(read_timeout, 2 s)`, so the answer is not lost to a TCP reset.
 
+mod events;
 pub(crate) mod parse;
 mod relay;
 
@@ -399,7 +400,7 @@ fn reply_step<P>(
                     &mut request,
                     pool.config(),
                     head.client_request(),
-                    body,
+                    forward.body.as_deref().unwrap_or(body),
                     forward.withhold,
                 );
             }

@@ -11,11 +11,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use monoio::net::TcpStream;
 
+use super::events::{Edit, EventEditor};
 use super::parse::{ConnHeader, HeadMeta, has_body, reason};
 use super::{Conn, ReadEnd};
 use crate::server::{Forward, Response, Service, UpstreamFailure, WatchedAnswer};
 use crate::sock::{self, Peek};
 use crate::upstream::answer::BodyState;
+use crate::upstream::pool::UpstreamConn;
 use crate::upstream::{AnswerHead, BodyFraming};
 
 impl<S: Service> Conn<'_, S> {
@@ -39,7 +41,7 @@ impl<S: Service> Conn<'_, S> {
                 }
             }
         };
-        let (mut upstream, head) = match exchanged {
+        let (mut upstream, mut head) = match exchanged {
             // The exchange (and its connection) was dropped with the select.
             None => return Err(ReadEnd::Closed),
             Some(Err(failure)) => {
@@ -52,6 +54,46 @@ impl<S: Service> Conn<'_, S> {
             }
             Some(Ok(exchanged)) => exchanged,
         };
+
+        let idle = worker
+            .upstream
+            .as_ref()
+            .map(|pool| pool.config().idle_timeout)
+            .unwrap_or_default();
+        let limit = worker.limits.body_limit;
+        let mut body = BodyState::new(head.framing);
+        let mut data = Vec::new();
+        let mut tee = forward.watch.then(Vec::new);
+        // The watched copy is complete before the relay starts.
+        let mut teed = false;
+        let mut more = match upstream.take_buffered(&mut body, &mut data) {
+            Ok(()) => !body.is_done(),
+            Err(_) => return self.cut().await,
+        };
+        if forward.edit && !head.event_stream && head.status == 200 {
+            // Held whole, within the body limit, for the service to edit.
+            while more && data.len() <= limit {
+                more = self
+                    .next_piece(&mut upstream, &mut body, &mut data, idle)
+                    .await?;
+            }
+            let whole = (!more && data.len() <= limit).then_some(data.as_slice());
+            let service = &*worker.service;
+            let edited = catch_unwind(AssertUnwindSafe(|| {
+                service.edit_answer(&forward.pending, &head.headers, whole)
+            }))
+            .ok()
+            .flatten();
+            if let Some(edited) = edited {
+                if let Some(copy) = &mut tee {
+                    // What is watched is the upstream's own answer.
+                    copy.extend_from_slice(&data);
+                    teed = true;
+                }
+                data = edited;
+                head.framing = BodyFraming::Length(data.len() as u64);
+            }
+        }
 
         let close = !meta.keep_alive
             || worker.shutting_down.get()
@@ -70,23 +112,16 @@ impl<S: Service> Conn<'_, S> {
             ConnHeader::None
         };
         encode_answer_head(&mut self.out, &head, conn, rechunk);
+        // An event stream of unknown length: its response event edited.
+        let mut events = (forward.edit
+            && head.event_stream
+            && matches!(head.framing, BodyFraming::Chunked | BodyFraming::UntilClose))
+        .then(|| EventEditor::new(limit));
+        let mut relayed = Vec::new();
 
-        let idle = worker
-            .upstream
-            .as_ref()
-            .map(|pool| pool.config().idle_timeout)
-            .unwrap_or_default();
-        let limit = worker.limits.body_limit;
-        let mut body = BodyState::new(head.framing);
-        let mut data = Vec::new();
-        let mut tee = forward.watch.then(Vec::new);
-        let mut more = match upstream.take_buffered(&mut body, &mut data) {
-            Ok(()) => !body.is_done(),
-            Err(_) => return self.cut().await,
-        };
         loop {
             if !data.is_empty() {
-                if let Some(copy) = &mut tee {
+                if !teed && let Some(copy) = &mut tee {
                     if copy.len() + data.len() <= limit {
                         copy.extend_from_slice(&data);
                     } else {
@@ -94,15 +129,29 @@ impl<S: Service> Conn<'_, S> {
                         tee = None;
                     }
                 }
-                if rechunk {
-                    // Writing into a Vec cannot fail.
-                    let _ = write!(self.out, "{:x}\r\n", data.len());
-                    self.out.extend_from_slice(&data);
-                    self.out.extend_from_slice(b"\r\n");
-                } else {
-                    self.out.extend_from_slice(&data);
+                match &mut events {
+                    Some(editor) => {
+                        let service = &*worker.service;
+                        let pending = &forward.pending;
+                        let headers = &head.headers;
+                        editor.feed(&data, &mut relayed, &mut |json| {
+                            catch_unwind(AssertUnwindSafe(|| {
+                                service.edit_answer(pending, headers, json)
+                            }))
+                            .ok()
+                            .flatten()
+                            .map_or(Edit::Unchanged, Edit::Edited)
+                        });
+                        self.write_piece(&relayed, rechunk);
+                        relayed.clear();
+                    }
+                    None => self.write_piece(&data, rechunk),
                 }
                 data.clear();
+            }
+            if !more && let Some(editor) = &mut events {
+                editor.finish(&mut relayed);
+                self.write_piece(&relayed, rechunk);
             }
             if !more && rechunk {
                 self.out.extend_from_slice(b"0\r\n\r\n");
@@ -111,20 +160,9 @@ impl<S: Service> Conn<'_, S> {
             if !more {
                 break;
             }
-            let next = monoio::select! {
-                r = upstream.next_piece(&mut body, &mut data, idle) => Some(r),
-                () = client_gone(&self.stream) => None,
-            };
-            more = match next {
-                Some(Ok(more)) => more,
-                // Idle too long or broken upstream: the head is out, so
-                // the client learns it from the close.
-                Some(Err(_)) => {
-                    tracing::warn!("the upstream's answer stopped before its end; closing");
-                    return self.cut().await;
-                }
-                None => return Err(ReadEnd::Closed),
-            };
+            more = self
+                .next_piece(&mut upstream, &mut body, &mut data, idle)
+                .await?;
         }
         if head.keep_alive
             && let Some(pool) = &worker.upstream
@@ -147,6 +185,47 @@ impl<S: Service> Conn<'_, S> {
             return Err(ReadEnd::Closed);
         }
         Ok(())
+    }
+
+    /// Queues a part of the answer's body (a chunk of its own when
+    /// `rechunk`).
+    fn write_piece(&mut self, piece: &[u8], rechunk: bool) {
+        if piece.is_empty() {
+            return;
+        }
+        if rechunk {
+            // Writing into a Vec cannot fail.
+            let _ = write!(self.out, "{:x}\r\n", piece.len());
+            self.out.extend_from_slice(piece);
+            self.out.extend_from_slice(b"\r\n");
+        } else {
+            self.out.extend_from_slice(piece);
+        }
+    }
+
+    /// Appends the next part of the answer's body to `data` while the
+    /// client is watched: whether more may come, or the end of the relay
+    /// (the client gone, or the upstream idle too long or broken: once the
+    /// head is out, the client learns that from the close).
+    async fn next_piece(
+        &mut self,
+        upstream: &mut UpstreamConn,
+        body: &mut BodyState,
+        data: &mut Vec<u8>,
+        idle: std::time::Duration,
+    ) -> Result<bool, ReadEnd> {
+        let next = monoio::select! {
+            r = upstream.next_piece(body, data, idle) => Some(r),
+            () = client_gone(&self.stream) => None,
+        };
+        match next {
+            Some(Ok(more)) => Ok(more),
+            Some(Err(_)) => {
+                tracing::warn!("the upstream's answer stopped before its end; closing");
+                self.cut().await.map(|()| false)
+            }
+            None => Err(ReadEnd::Closed),
+        }
     }
 
     /// Ends a relay that cannot be completed: writes what is queued and
