@@ -790,9 +790,17 @@ impl Gate {
                 });
         };
         let arguments = message.members.arguments;
+        let valid = match arguments {
+            Some(arguments) => tool.input.is_valid(arguments),
+            None => tool.accepts_no_arguments,
+        };
         let mut plan = normalize::Plan::default();
+        // Arguments a closed root accepts name every key as the schema does
+        // and send no scalar where only an array is admitted: nothing to
+        // normalize, and the allow path pays nothing for it.
         if pass == Pass::First
             && self.config.normalization
+            && !(valid && tool.keys.closed)
             && let Some(arguments) = arguments
         {
             plan = normalize::plan(&tool.keys, arguments);
@@ -811,10 +819,6 @@ impl Gate {
             Pass::Again(events) => Some(events.clone()),
             Pass::First if plan.events.is_empty() => None,
             Pass::First => Some(normalized::render(&plan.events)),
-        };
-        let valid = match arguments {
-            Some(arguments) => tool.input.is_valid(arguments),
-            None => tool.accepts_no_arguments,
         };
         if !valid {
             let (distilled, _gate) = value::explain(tool, arguments);
