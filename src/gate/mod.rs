@@ -288,6 +288,21 @@ impl Gate {
         SCRATCH.with(|scratch| self.check_with(&mut scratch.borrow_mut(), headers, body))
     }
 
+    /// Checks one message with this thread's scratch buffers, and asks
+    /// `permit` whether the caller may call the tool a `tools/call` names
+    /// (`false`: refused as [`Reason::InsufficientScope`], before its
+    /// arguments are checked).
+    pub fn check_permitted(
+        &self,
+        headers: &(impl RequestHeaders + ?Sized),
+        body: &[u8],
+        permit: &dyn Fn(&str) -> bool,
+    ) -> Verdict<'_> {
+        SCRATCH.with(|scratch| {
+            self.check_inner(&mut scratch.borrow_mut(), headers, body, Some(permit))
+        })
+    }
+
     /// Checks one message with the caller's scratch buffers.
     pub fn check_with(
         &self,
@@ -295,7 +310,17 @@ impl Gate {
         headers: &(impl RequestHeaders + ?Sized),
         body: &[u8],
     ) -> Verdict<'_> {
-        let verdict = match self.run(scratch, headers, body) {
+        self.check_inner(scratch, headers, body, None)
+    }
+
+    fn check_inner(
+        &self,
+        scratch: &mut Scratch,
+        headers: &(impl RequestHeaders + ?Sized),
+        body: &[u8],
+        permit: Option<&dyn Fn(&str) -> bool>,
+    ) -> Verdict<'_> {
+        let verdict = match self.run(scratch, headers, body, permit) {
             Ok(allowed) => Verdict::Allow(allowed),
             Err(rejection) => Verdict::Reject(rejection),
         };
@@ -308,6 +333,7 @@ impl Gate {
         scratch: &mut Scratch,
         headers: &(impl RequestHeaders + ?Sized),
         body: &[u8],
+        permit: Option<&dyn Fn(&str) -> bool>,
     ) -> Result<Allowed<'_>, Rejection> {
         self.wire_phase(headers, body)?;
         let document = self.parse_phase(&mut scratch.parser, body)?;
@@ -323,6 +349,16 @@ impl Gate {
         self.schema_phase(root, document.root(), &message, named)?;
         let watch = match (message.kind, method) {
             (Kind::Request, Some("tools/call")) => {
+                if let Some(permit) = permit
+                    && !permit(named.and_then(|n| n.as_str()).unwrap_or_default())
+                {
+                    return Err(self.rejections.send(
+                        Reason::InsufficientScope,
+                        Some(&message),
+                        Some("Forbidden: the token lacks a scope this tool needs"),
+                        &[],
+                    ));
+                }
                 self.value_phase(headers, revision, &message, named)?
             }
             (Kind::Request, Some("tools/list"))

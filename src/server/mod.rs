@@ -141,6 +141,9 @@ impl<P> From<Response> for Reply<P> {
 pub struct Forward<P> {
     /// Header names not to pass on (e.g. credentials the service consumed).
     pub withhold: &'static [&'static str],
+    /// Headers the service sets, in place of any the client sent under
+    /// their names (`None`: the client's are only dropped).
+    pub set_headers: Vec<(std::sync::Arc<str>, Option<String>)>,
     /// Keep a copy of the answer's body (up to the body limit) and hand it
     /// to [`Service::on_answer`] once it is complete.
     pub watch: bool,

@@ -401,6 +401,7 @@ fn reply_step<P>(
                     head.client_request(),
                     body,
                     forward.withhold,
+                    &forward.set_headers,
                 );
             }
             Step::Forward {
