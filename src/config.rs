@@ -903,6 +903,109 @@ mod tests {
     }
 
     #[test]
+    fn oauth_keys_from_the_file_and_flags_build_one_resource_server() {
+        let toml = file(
+            r#"
+            oauth_issuer = "https://auth.example"
+            oauth_resource = "https://mcp.example/mcp"
+            oauth_jwks_url = "https://auth.example/jwks.json"
+            oauth_scopes_required = ["mcp"]
+            oauth_tool_scopes = { send_message = ["messages:send"] }
+            oauth_subject_header = "X-Auth-Subject"
+            "#,
+        );
+        let flags = ServeArgs {
+            oauth_tool_scopes: Some("echo=tools:echo extra; ping=".into()),
+            ..ServeArgs::default()
+        };
+        let oauth = Settings::build(&flags, toml).unwrap().oauth.unwrap();
+        assert_eq!(
+            oauth.jwks,
+            JwksSource::Url("https://auth.example/jwks.json".into())
+        );
+        assert_eq!(oauth.jwks_refresh, Duration::from_secs(300));
+        assert_eq!(oauth.scopes_required, ["mcp"]);
+        // The flag's table wins over the file's.
+        assert_eq!(
+            oauth.tool_scopes,
+            BTreeMap::from([
+                (
+                    "echo".to_owned(),
+                    vec!["tools:echo".to_owned(), "extra".to_owned()]
+                ),
+                ("ping".to_owned(), vec![]),
+            ])
+        );
+        assert_eq!(oauth.subject_header.as_deref(), Some("X-Auth-Subject"));
+        assert!(!oauth.forward_authorization);
+    }
+
+    #[test]
+    fn a_wrong_oauth_setting_names_its_key() {
+        let base = || ServeArgs {
+            oauth_issuer: Some("https://auth.example".into()),
+            oauth_resource: Some("https://mcp.example/mcp".into()),
+            oauth_jwks_file: Some("jwks.json".into()),
+            ..ServeArgs::default()
+        };
+        for (args, key) in [
+            (
+                ServeArgs {
+                    oauth_resource: None,
+                    ..base()
+                },
+                "oauth_resource",
+            ),
+            (
+                ServeArgs {
+                    oauth_jwks_file: None,
+                    ..base()
+                },
+                "oauth_jwks_file",
+            ),
+            (
+                ServeArgs {
+                    oauth_jwks_url: Some("ftp://auth.example/jwks".into()),
+                    oauth_jwks_file: None,
+                    ..base()
+                },
+                "oauth_jwks_url",
+            ),
+            (
+                ServeArgs {
+                    oauth_issuer: Some("https://".into()),
+                    ..base()
+                },
+                "oauth_issuer",
+            ),
+            (
+                ServeArgs {
+                    oauth_tool_scopes: Some("echo".into()),
+                    ..base()
+                },
+                "oauth_tool_scopes",
+            ),
+            (
+                ServeArgs {
+                    oauth_scopes_header: Some("Content-Length".into()),
+                    ..base()
+                },
+                "oauth_scopes_header",
+            ),
+            (
+                ServeArgs {
+                    oauth_jwks_refresh_secs: Some("0".into()),
+                    ..base()
+                },
+                "oauth_jwks_refresh_secs",
+            ),
+        ] {
+            let error = Settings::build(&args, FileSettings::default()).unwrap_err();
+            assert_eq!(error.key, key, "{error}");
+        }
+    }
+
+    #[test]
     fn the_example_file_names_every_key() {
         let text = std::fs::read_to_string(example_path()).unwrap();
         // Its commented keys, set, are keys too.
