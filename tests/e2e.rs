@@ -381,7 +381,8 @@ impl Drop for TempDir {
 }
 
 #[test]
-fn official_client_with_a_bearer_token_calls_through_oauth_and_gets_403_without_a_tools_scope() {
+fn official_client_with_a_bearer_token_lists_its_permitted_tools_and_gets_403_without_a_tools_scope()
+ {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
     let signer = tokens::ec_signer("e2e");
@@ -411,7 +412,12 @@ fn official_client_with_a_bearer_token_calls_through_oauth_and_gets_403_without_
             r#"call:get_account:{"account_id":"acct-7"}"#,
         ],
     );
-    assert!(tool_names(only(&lines, "list")).contains(&"add"));
+    // The listing holds only the tools the token's scopes allow.
+    let names = tool_names(only(&lines, "list"));
+    assert!(
+        names.contains(&"add") && !names.contains(&"get_account"),
+        "{names:?}"
+    );
     let calls = op(&lines, "call");
     assert_eq!(calls[0]["result"]["structuredContent"], json!({"sum": 42}));
     // The client reads the 403's challenge: the scope it needs.

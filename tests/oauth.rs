@@ -62,7 +62,7 @@ impl Upstream {
 }
 
 /// Reads one request's head and its `Content-Length` body.
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Headers> {
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(Headers, Vec<u8>)> {
     let mut line = String::new();
     // The request line.
     reader.read_line(&mut line).ok().filter(|&n| n > 0)?;
@@ -81,16 +81,20 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Headers> {
         .map_or(0, |(_, v)| v.parse().unwrap());
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
-    Some(headers)
+    Some((headers, body))
 }
 
 fn serve_upstream(stream: TcpStream, seen: &Mutex<Vec<Headers>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut stream = stream;
-    while let Some(headers) = read_request(&mut reader) {
+    while let Some((headers, request)) = read_request(&mut reader) {
         seen.lock().unwrap().push(headers);
-        let body =
-            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
+        let listing = String::from_utf8_lossy(&request).contains("tools/list");
+        let body: &[u8] = if listing {
+            br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"ping","inputSchema":{"type":"object"}}]}}"#
+        } else {
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#
+        };
         let head = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
             body.len()
@@ -448,6 +452,43 @@ fn a_tool_call_without_its_scope_is_403_insufficient_scope() {
     assert_relayed(&call(&server, "ping", 1, &bearer(&token)));
     let scoped = signer.sign(&claims(json!({"scp": ["mcp", "tools:echo"]})));
     assert_relayed(&call(&server, "echo", 2, &bearer(&scoped)));
+    assert_eq!(upstream.count(), 2);
+}
+
+/// The names of the tools a `tools/list` with `token` gets.
+fn listed(server: &Server, token: &str) -> Vec<String> {
+    let message = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+        "params": {"_meta": meta()}});
+    let body = serde_json::to_vec(&message).unwrap();
+    let answer = server.send(&post(
+        "/mcp",
+        &modern_headers(&message),
+        &body,
+        &format!("{CLIENT_HEADERS}{}", bearer(token)),
+    ));
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    answer.json()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_tools_list_answer_lists_only_the_tools_the_callers_scopes_allow() {
+    let upstream = Upstream::start();
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &[]);
+    let without = signer.sign(&claims(json!({"scope": "mcp"})));
+    assert_eq!(listed(&server, &without), ["ping"]);
+    let with = signer.sign(&claims(json!({"scope": "mcp tools:echo"})));
+    assert_eq!(listed(&server, &with), ["echo", "ping"]);
     assert_eq!(upstream.count(), 2);
 }
 

@@ -54,6 +54,9 @@ pub struct Pending {
     id: Option<RequestId>,
     /// What the gate reads in the answer once it is relayed.
     watch: Option<Watch>,
+    /// The caller's grant, when its `tools/list` answer is cut down to
+    /// the tools it may call.
+    listing_for: Option<Arc<Grant>>,
 }
 
 /// Where a request goes.
@@ -194,6 +197,7 @@ impl McpService {
                 .map(|oauth| oauth.identity_headers(grant))
                 .unwrap_or_default(),
             watch: pending.watch.is_some(),
+            rewrite: pending.listing_for.is_some(),
             pending,
         })
     }
@@ -280,6 +284,7 @@ impl Service for McpService {
                     Pending {
                         id: None,
                         watch: None,
+                        listing_for: None,
                     },
                     grant.as_deref(),
                 );
@@ -296,10 +301,19 @@ impl Service for McpService {
                             ))
                             .into();
                     }
+                    let listing_for = grant.clone().filter(|grant| {
+                        allowed.method == Some("tools/list")
+                            && self
+                                .wire
+                                .oauth
+                                .as_ref()
+                                .is_some_and(|oauth| oauth.lists_fewer_tools(grant))
+                    });
                     self.forward(
                         Pending {
                             id: allowed.id,
                             watch: allowed.watch,
+                            listing_for,
                         },
                         grant.as_deref(),
                     )
@@ -348,6 +362,17 @@ impl Service for McpService {
                 .rejections()
                 .send_allowed(reason, pending.id.as_ref(), Some(message)),
         )
+    }
+
+    fn rewrite_answer(&self, pending: &Pending, answer: WatchedAnswer<'_>) -> Option<Vec<u8>> {
+        match (&self.wire.oauth, &pending.listing_for) {
+            (Some(oauth), Some(grant)) => {
+                oauth::listing::filter_tools(answer.body, answer.event_stream, &|tool| {
+                    oauth.tool_denied(grant, tool).is_none()
+                })
+            }
+            _ => Some(answer.body.to_vec()),
+        }
     }
 
     fn on_answer(&self, pending: Pending, answer: WatchedAnswer<'_>) {

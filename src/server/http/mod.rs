@@ -758,13 +758,7 @@ impl<S: Service> Conn<'_, S> {
             || resp.close
             || self.worker.shutting_down.get()
             || self.worker.signal.is_triggered();
-        let conn = if close {
-            ConnHeader::Close
-        } else if meta.http10 {
-            ConnHeader::KeepAlive
-        } else {
-            ConnHeader::None
-        };
+        let conn = ConnHeader::of(close, meta.http10);
         let with_body = parse::encode_head(&mut self.out, &resp, conn, meta.head_method);
         if with_body {
             if resp.body.len() <= INLINE_BODY {

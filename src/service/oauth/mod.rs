@@ -4,6 +4,7 @@
 //! clients to it, and the scopes a request or a tool needs.
 
 pub mod keys;
+pub mod listing;
 pub mod tokens;
 
 use std::collections::BTreeMap;
@@ -138,6 +139,15 @@ impl OAuth {
             .get(tool)
             .filter(|needed| !grant.has_all(needed))
             .map(Vec::as_slice)
+    }
+
+    /// Whether `grant` lacks the scopes of a tool: its `tools/list`
+    /// answers are cut down to what it may call.
+    pub fn lists_fewer_tools(&self, grant: &Grant) -> bool {
+        self.config
+            .tool_scopes
+            .values()
+            .any(|needed| !grant.has_all(needed))
     }
 
     /// The `WWW-Authenticate` of a refusal of `reason` (`scopes`: what an
