@@ -662,3 +662,49 @@ fn a_start_with_a_bad_oauth_setting_fails_naming_its_key() {
         "oauth_issuer",
     );
 }
+
+#[test]
+fn oauth_keys_are_read_from_the_toml_file_and_mcpgate_variables() {
+    let signer = ed_signer("ed-1");
+    let jwks = write_file(&jwks(&[&signer]));
+    let config = write_file(&format!(
+        "oauth_issuer = \"{ISSUER}\"\n\
+         oauth_resource = \"{RESOURCE}\"\n\
+         oauth_jwks_file = {:?}\n\
+         oauth_authorization_servers = [\"https://login.example\"]\n\
+         oauth_tool_scopes = {{ echo = [\"tools:echo\"] }}\n",
+        jwks.to_str().unwrap()
+    ));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--workers", "1"])
+        .arg("--config")
+        .arg(&config)
+        .env("MCPGATE_OAUTH_SCOPES_REQUIRED", "mcp")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let server = Server {
+        address: line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap()
+            .parse()
+            .unwrap(),
+        child,
+    };
+    let answer =
+        server.send(b"GET /.well-known/oauth-protected-resource HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        answer.json(),
+        json!({
+            "resource": RESOURCE,
+            "authorization_servers": ["https://login.example"],
+            "scopes_supported": ["mcp", "tools:echo"],
+            "bearer_methods_supported": ["header"],
+        })
+    );
+}
