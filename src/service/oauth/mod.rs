@@ -60,6 +60,10 @@ pub struct OAuth {
     metadata_url: String,
     /// The `WWW-Authenticate` of a request without a token.
     challenge_missing: String,
+    /// `oauth_subject_header` and `oauth_scopes_header`, shared by every
+    /// forwarded request.
+    subject_header: Option<Arc<str>>,
+    scopes_header: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for OAuth {
@@ -102,6 +106,8 @@ impl OAuth {
             metadata: metadata_document(&config).into(),
             metadata_url,
             challenge_missing,
+            subject_header: config.subject_header.as_deref().map(Arc::from),
+            scopes_header: config.scopes_header.as_deref().map(Arc::from),
             keys,
             refresher,
             config,
@@ -178,13 +184,13 @@ impl OAuth {
     /// is configured and the value can be written in one.
     pub fn identity_headers(&self, grant: Option<&Grant>) -> Vec<(Arc<str>, Option<String>)> {
         let mut set = Vec::new();
-        if let Some(name) = &self.config.subject_header {
+        if let Some(name) = &self.subject_header {
             let value = grant.and_then(|g| g.subject.clone());
-            set.push((Arc::from(name.as_str()), value.filter(|v| header_safe(v))));
+            set.push((name.clone(), value.filter(|v| header_safe(v))));
         }
-        if let Some(name) = &self.config.scopes_header {
+        if let Some(name) = &self.scopes_header {
             let value = grant.map(|g| g.scopes.join(" "));
-            set.push((Arc::from(name.as_str()), value.filter(|v| header_safe(v))));
+            set.push((name.clone(), value.filter(|v| header_safe(v))));
         }
         set
     }

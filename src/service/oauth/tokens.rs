@@ -3,14 +3,13 @@
 //! per-worker cache of tokens already verified.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::keys::{KeySet, now};
 use crate::reject::Reason;
@@ -18,7 +17,7 @@ use crate::reject::Reason;
 /// Clock skew allowed on `exp` and `nbf`, in seconds.
 pub const LEEWAY_SECS: u64 = 30;
 /// Verified tokens a worker remembers.
-pub const CACHE_ENTRIES: usize = 4096;
+pub const CACHE_ENTRIES: usize = 1024;
 /// A token longer than this is refused unread.
 pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
@@ -155,11 +154,19 @@ fn grant(claims: Claims) -> Grant {
     }
 }
 
-/// Tokens this worker verified, by their SHA-256, until their `exp`.
+/// Tokens this worker verified, each until its `exp`, found by a
+/// non-cryptographic hash of the token and compared in full, so that no
+/// digest is computed on the request path. Only verified tokens are kept,
+/// so a client cannot fill the map with colliding keys; a token over
+/// [`MAX_CACHED_TOKEN_BYTES`] is verified on every request.
 #[derive(Default)]
 struct Verified {
-    grants: HashMap<[u8; 32], Arc<Grant>>,
+    grants: FxHashMap<Box<[u8]>, Arc<Grant>>,
 }
+
+/// The largest token the cache keeps: with [`CACHE_ENTRIES`], what a
+/// worker holds is bounded (4 MiB).
+pub const MAX_CACHED_TOKEN_BYTES: usize = 4096;
 
 thread_local! {
     static VERIFIED: RefCell<Verified> = RefCell::default();
@@ -171,27 +178,26 @@ pub fn cached(
     token: &[u8],
     verify: impl FnOnce() -> Result<Grant, Reason>,
 ) -> Result<Arc<Grant>, Reason> {
-    let digest: [u8; 32] = Sha256::digest(token).into();
     let now = now();
-    let hit = VERIFIED.with(|v| v.borrow().grants.get(&digest).cloned());
+    let hit = VERIFIED.with(|v| v.borrow().grants.get(token).cloned());
     if let Some(grant) = hit
         && now < grant.expires
     {
         return Ok(grant);
     }
     let grant = Arc::new(verify()?);
-    VERIFIED.with(|v| {
-        let grants = &mut v.borrow_mut().grants;
-        if grants.len() >= CACHE_ENTRIES {
-            grants.retain(|_, g| now < g.expires);
+    if now < grant.expires && token.len() <= MAX_CACHED_TOKEN_BYTES {
+        VERIFIED.with(|v| {
+            let grants = &mut v.borrow_mut().grants;
             if grants.len() >= CACHE_ENTRIES {
-                grants.clear();
+                grants.retain(|_, g| now < g.expires);
+                if grants.len() >= CACHE_ENTRIES {
+                    grants.clear();
+                }
             }
-        }
-        if now < grant.expires {
-            grants.insert(digest, grant.clone());
-        }
-    });
+            grants.insert(token.into(), grant.clone());
+        });
+    }
     Ok(grant)
 }
 
@@ -240,5 +246,12 @@ mod tests {
             let _ = cached(n.to_string().as_bytes(), || Ok(grant(later)));
         }
         VERIFIED.with(|v| assert!(v.borrow().grants.len() <= CACHE_ENTRIES));
+        // A token too large to keep is verified each time.
+        let large = vec![b'x'; MAX_CACHED_TOKEN_BYTES + 1];
+        assert!(cached(&large, || Ok(grant(later))).is_ok());
+        assert_eq!(
+            cached(&large, || Err(Reason::TokenInvalid)),
+            Err(Reason::TokenInvalid)
+        );
     }
 }
