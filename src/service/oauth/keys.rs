@@ -194,7 +194,8 @@ pub fn now() -> u64 {
 /// keys in service. The worker that asks never waits for it.
 pub struct Refresher {
     wake: SyncSender<()>,
-    /// When the last reload was asked for (seconds since the epoch).
+    /// When the keys were last loaded or a reload was asked for (seconds
+    /// since the epoch).
     last: AtomicU64,
     every: u64,
 }
@@ -209,7 +210,8 @@ impl Refresher {
             .ok();
         Refresher {
             wake,
-            last: AtomicU64::new(0),
+            // The load at start counts as one.
+            last: AtomicU64::new(now()),
             every: every.as_secs().max(1),
         }
     }
