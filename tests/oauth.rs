@@ -32,8 +32,17 @@ struct Upstream {
     received: Arc<Mutex<Vec<Headers>>>,
 }
 
+/// What the upstream answers a `tools/list` with: `echo` and `ping`.
+const LISTING: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"ping","inputSchema":{"type":"object"}}]}}"#;
+
 impl Upstream {
     fn start() -> Upstream {
+        Upstream::listing(LISTING.to_owned())
+    }
+
+    /// An upstream answering a `tools/list` with `listing`.
+    fn listing(listing: String) -> Upstream {
+        let listing: Arc<[u8]> = listing.into_bytes().into();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -41,8 +50,8 @@ impl Upstream {
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                let seen = seen.clone();
-                thread::spawn(move || serve_upstream(stream, &seen));
+                let (seen, listing) = (seen.clone(), listing.clone());
+                thread::spawn(move || serve_upstream(stream, &seen, &listing));
             }
         });
         Upstream { addr, received }
@@ -84,14 +93,14 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(Headers, Vec<u8>)>
     Some((headers, body))
 }
 
-fn serve_upstream(stream: TcpStream, seen: &Mutex<Vec<Headers>>) {
+fn serve_upstream(stream: TcpStream, seen: &Mutex<Vec<Headers>>, listing: &[u8]) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut stream = stream;
     while let Some((headers, request)) = read_request(&mut reader) {
         seen.lock().unwrap().push(headers);
-        let listing = String::from_utf8_lossy(&request).contains("tools/list");
-        let body: &[u8] = if listing {
-            br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"ping","inputSchema":{"type":"object"}}]}}"#
+        let listing_asked = String::from_utf8_lossy(&request).contains("tools/list");
+        let body: &[u8] = if listing_asked {
+            listing
         } else {
             br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#
         };
@@ -455,17 +464,22 @@ fn a_tool_call_without_its_scope_is_403_insufficient_scope() {
     assert_eq!(upstream.count(), 2);
 }
 
-/// The names of the tools a `tools/list` with `token` gets.
-fn listed(server: &Server, token: &str) -> Vec<String> {
+/// The answer to a `tools/list` with `token`.
+fn list(server: &Server, token: &str) -> Answer {
     let message = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
         "params": {"_meta": meta()}});
     let body = serde_json::to_vec(&message).unwrap();
-    let answer = server.send(&post(
+    server.send(&post(
         "/mcp",
         &modern_headers(&message),
         &body,
         &format!("{CLIENT_HEADERS}{}", bearer(token)),
-    ));
+    ))
+}
+
+/// The names of the tools a `tools/list` with `token` gets.
+fn listed(server: &Server, token: &str) -> Vec<String> {
+    let answer = list(server, token);
     assert_eq!(
         answer.status,
         200,
@@ -490,6 +504,32 @@ fn a_tools_list_answer_lists_only_the_tools_the_callers_scopes_allow() {
     let with = signer.sign(&claims(json!({"scope": "mcp tools:echo"})));
     assert_eq!(listed(&server, &with), ["echo", "ping"]);
     assert_eq!(upstream.count(), 2);
+}
+
+#[test]
+fn a_listing_too_large_to_filter_is_502_never_sent_unfiltered() {
+    let tools: Vec<Value> = (0..200)
+        .map(|n| json!({"name": format!("tool_{n:03}"), "inputSchema": {"type": "object"}}))
+        .chain([json!({"name": "echo", "inputSchema": {"type": "object"}})])
+        .collect();
+    let listing = json!({"jsonrpc": "2.0", "id": 5, "result": {"tools": tools}}).to_string();
+    assert!(listing.len() > 4096);
+    let upstream = Upstream::listing(listing);
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &["--body-limit", "4096"]);
+    let token = signer.sign(&claims(json!({"scope": "mcp"})));
+    let answer = list(&server, &token);
+    assert_eq!(answer.status, 502);
+    assert_eq!(answer.json()["error"]["code"], json!(-32603));
+    assert!(!String::from_utf8_lossy(&answer.body).contains("echo"));
+    // A caller granted every tool's scopes gets the answer as it streams.
+    let full = signer.sign(&claims(json!({"scope": "mcp tools:echo"})));
+    let answer = list(&server, &full);
+    assert_eq!(answer.status, 200);
+    assert_eq!(
+        answer.json()["result"]["tools"].as_array().unwrap().len(),
+        201
+    );
 }
 
 #[test]

@@ -94,6 +94,12 @@ impl OAuth {
             key: config.jwks.key(),
             message,
         })?;
+        tracing::info!(
+            issuer = %config.issuer,
+            resource = %config.resource,
+            keys = keys.keys.len(),
+            "OAuth access tokens verified"
+        );
         let keys = Arc::new(ArcSwap::from_pointee(keys));
         let refresher = Refresher::start(config.jwks.clone(), keys.clone(), config.jwks_refresh);
         let mut challenge_missing = format!("Bearer resource_metadata=\"{metadata_url}\"");
