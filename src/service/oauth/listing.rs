@@ -18,6 +18,14 @@ pub fn filter_tools(
         return filter_message(body, permitted);
     }
     let text = std::str::from_utf8(body).ok()?;
+    // Lines may end in CRLF, LF or CR (the event stream format).
+    let normalized;
+    let text = if text.contains('\r') {
+        normalized = text.replace("\r\n", "\n").replace('\r', "\n");
+        &normalized
+    } else {
+        text
+    };
     let mut out = Vec::with_capacity(body.len());
     // Events are separated by a blank line; a `data` field may span lines.
     for event in text.split_inclusive("\n\n") {
@@ -113,5 +121,10 @@ mod tests {
         assert_eq!(data["result"]["tools"], json!([{"name": "open"}]));
         assert_eq!(data["id"], 1);
         assert_eq!(filter_tools(b"data: [\n\n", true, &only_public), None);
+        let crlf = "data: {\"id\":2,\"result\":{\"tools\":[{\"name\":\"secret\"}]}}\r\n\r\n\
+                    data: {\"id\":3,\"result\":{}}\r\n\r\n";
+        let out =
+            String::from_utf8(filter_tools(crlf.as_bytes(), true, &only_public).unwrap()).unwrap();
+        assert!(!out.contains("secret") && out.contains("\"id\":3"), "{out}");
     }
 }
