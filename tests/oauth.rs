@@ -636,22 +636,33 @@ fn a_failed_reload_keeps_the_keys_in_service() {
     let signer = rsa_signer(Algorithm::RS256, "rsa-1");
     let jwks = JwksServer::start(&jwks(&[&signer]));
     let server = url_gateway(&upstream, &jwks);
-    jwks.serve(None);
-    // Unknown key ids until a reload is tried (at most once a second).
     let stranger = ec_signer("unknown").sign(&claims(json!({})));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while jwks.fetches.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
-        assert_eq!(call(&server, "ping", 1, &bearer(&stranger)).status, 401);
-        thread::sleep(Duration::from_millis(100));
+    // An authorization server that fails, then one that serves a
+    // malformed JWKS, then one with a symmetric key.
+    for (fetches, served) in [
+        (2, None),
+        (3, Some("{\"keys\": [{\"kty\": 7".to_owned())),
+        (
+            4,
+            Some(r#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#.to_owned()),
+        ),
+    ] {
+        jwks.serve(served);
+        // Unknown key ids until a reload is tried (at most once a second).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while jwks.fetches.load(Ordering::SeqCst) < fetches && Instant::now() < deadline {
+            assert_eq!(call(&server, "ping", 1, &bearer(&stranger)).status, 401);
+            thread::sleep(Duration::from_millis(100));
+        }
+        assert!(
+            jwks.fetches.load(Ordering::SeqCst) >= fetches,
+            "no reload was tried"
+        );
+        thread::sleep(Duration::from_millis(200));
+        // A token the server has not verified before (nothing cached).
+        let token = signer.sign(&claims(json!({"sub": format!("user-{fetches}")})));
+        assert_relayed(&call(&server, "ping", 1, &bearer(&token)));
     }
-    assert!(
-        jwks.fetches.load(Ordering::SeqCst) >= 2,
-        "no reload was tried"
-    );
-    thread::sleep(Duration::from_millis(200));
-    // A token the server has not verified before (nothing cached).
-    let token = signer.sign(&claims(json!({"sub": "bob"})));
-    assert_relayed(&call(&server, "ping", 1, &bearer(&token)));
 }
 
 /// `serve` with `args` fails at start, naming `key`.
