@@ -1,10 +1,11 @@
 // The official MCP TypeScript client (v2) driven from the command line;
 // prints one JSON object per line on stdout for the Rust tests to read.
 //
-//   node client.mjs --url URL [--mode modern|legacy] [--ack-url URL] OP...
+//   node client.mjs --url URL [--mode modern|legacy] [--ack-url URL] [--bearer TOKEN] OP...
 //
 // --mode modern  versionNegotiation pinned to 2026-07-28 (the default)
 // --mode legacy  the 2025 initialize handshake (sessions, SSE)
+// --bearer TOKEN every request carries `Authorization: Bearer TOKEN`
 //
 // OPs, run in order:
 //   list                        {"op":"list","tools":[names...]}
@@ -30,17 +31,18 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 function parseArgs(argv) {
-    const options = { url: undefined, mode: 'modern', ackUrl: undefined, timeoutMs: 30_000, ops: [] };
+    const options = { url: undefined, mode: 'modern', ackUrl: undefined, bearer: undefined, timeoutMs: 30_000, ops: [] };
     for (let i = 0; i < argv.length; i++) {
         const arg = argv[i];
         if (arg === '--url') options.url = argv[++i];
         else if (arg === '--mode') options.mode = argv[++i];
         else if (arg === '--ack-url') options.ackUrl = argv[++i];
+        else if (arg === '--bearer') options.bearer = argv[++i];
         else if (arg === '--timeout-ms') options.timeoutMs = Number(argv[++i]);
         else options.ops.push(arg);
     }
     if (!options.url || !['modern', 'legacy'].includes(options.mode)) {
-        console.error('usage: client.mjs --url URL [--mode modern|legacy] [--ack-url URL] OP...');
+        console.error('usage: client.mjs --url URL [--mode modern|legacy] [--ack-url URL] [--bearer TOKEN] OP...');
         process.exit(2);
     }
     return options;
@@ -78,7 +80,8 @@ async function main() {
             versionNegotiation: options.mode === 'modern' ? { mode: { pin: '2026-07-28' } } : { mode: 'legacy' }
         }
     );
-    const transport = new StreamableHTTPClientTransport(new URL(options.url));
+    const requestInit = options.bearer ? { headers: { Authorization: `Bearer ${options.bearer}` } } : undefined;
+    const transport = new StreamableHTTPClientTransport(new URL(options.url), { requestInit });
     try {
         await client.connect(transport, { timeout: options.timeoutMs });
     } catch (error) {

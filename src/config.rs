@@ -2,6 +2,7 @@
 //! (`--config`), then `MCPGATE_*` variables, then flags — each later one
 //! winning. A wrong value fails at start with a message naming the key.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,6 +13,8 @@ use serde::Deserialize;
 use crate::gate::{GateConfig, UnknownTools};
 use crate::protocol::Revision;
 use crate::server::{IoDriver, ServerConfig};
+use crate::service::oauth::keys::JwksSource;
+use crate::service::oauth::{OAuthConfig, is_scope_token};
 use crate::service::wire::WirePolicy;
 
 /// Flags (each also read from its `MCPGATE_*` variable).
@@ -82,6 +85,45 @@ pub struct ServeArgs {
         value_name = "BOOL"
     )]
     pub bench_noop_route: Option<String>,
+    /// OAuth: the authorization server whose access tokens are accepted;
+    /// a token's `iss` must equal it [default: none: no OAuth].
+    #[arg(long, env = "MCPGATE_OAUTH_ISSUER")]
+    pub oauth_issuer: Option<String>,
+    /// OAuth: this gateway's resource URI, which a token's `aud` must
+    /// contain, e.g. https://mcp.example.com/mcp.
+    #[arg(long, env = "MCPGATE_OAUTH_RESOURCE")]
+    pub oauth_resource: Option<String>,
+    /// OAuth: the issuer's JWKS, read from this file.
+    #[arg(long, env = "MCPGATE_OAUTH_JWKS_FILE")]
+    pub oauth_jwks_file: Option<PathBuf>,
+    /// OAuth: the issuer's JWKS, fetched from this http:// or https:// URL.
+    #[arg(long, env = "MCPGATE_OAUTH_JWKS_URL")]
+    pub oauth_jwks_url: Option<String>,
+    /// OAuth: least seconds between two reloads of the JWKS on an unknown
+    /// key id [default: 300].
+    #[arg(long, env = "MCPGATE_OAUTH_JWKS_REFRESH_SECS")]
+    pub oauth_jwks_refresh_secs: Option<String>,
+    /// OAuth: comma-separated authorization servers in the metadata
+    /// [default: the issuer].
+    #[arg(long, env = "MCPGATE_OAUTH_AUTHORIZATION_SERVERS")]
+    pub oauth_authorization_servers: Option<String>,
+    /// OAuth: comma-separated scopes every MCP request needs.
+    #[arg(long, env = "MCPGATE_OAUTH_SCOPES_REQUIRED")]
+    pub oauth_scopes_required: Option<String>,
+    /// OAuth: the scopes a tool's `tools/call` needs, `tool=scope scope`
+    /// separated by `;`.
+    #[arg(long, env = "MCPGATE_OAUTH_TOOL_SCOPES")]
+    pub oauth_tool_scopes: Option<String>,
+    /// OAuth: pass the client's `Authorization` on to the upstream:
+    /// `true` or `false` [default: false].
+    #[arg(long, env = "MCPGATE_OAUTH_FORWARD_AUTHORIZATION")]
+    pub oauth_forward_authorization: Option<String>,
+    /// OAuth: a header the upstream receives the token's `sub` in.
+    #[arg(long, env = "MCPGATE_OAUTH_SUBJECT_HEADER")]
+    pub oauth_subject_header: Option<String>,
+    /// OAuth: a header the upstream receives the granted scopes in.
+    #[arg(long, env = "MCPGATE_OAUTH_SCOPES_HEADER")]
+    pub oauth_scopes_header: Option<String>,
     #[command(flatten)]
     pub normalization: NormalizationArgs,
 }
@@ -257,6 +299,17 @@ pub struct FileSettings {
     pub upstream_first_byte_timeout_ms: Option<u64>,
     pub upstream_idle_timeout_ms: Option<u64>,
     pub bench_noop_route: Option<bool>,
+    pub oauth_issuer: Option<String>,
+    pub oauth_resource: Option<String>,
+    pub oauth_jwks_file: Option<PathBuf>,
+    pub oauth_jwks_url: Option<String>,
+    pub oauth_jwks_refresh_secs: Option<u64>,
+    pub oauth_authorization_servers: Option<Vec<String>>,
+    pub oauth_scopes_required: Option<Vec<String>>,
+    pub oauth_tool_scopes: Option<BTreeMap<String, Vec<String>>>,
+    pub oauth_forward_authorization: Option<bool>,
+    pub oauth_subject_header: Option<String>,
+    pub oauth_scopes_header: Option<String>,
 }
 
 /// Everything `serve` runs with.
@@ -271,6 +324,9 @@ pub struct Settings {
     /// `/_noop` is served (for benchmarks only: a deployment has no use
     /// for a route that answers without checking anything).
     pub bench_noop_route: bool,
+    /// The OAuth resource server, when an issuer is configured (its JWKS
+    /// is loaded at start).
+    pub oauth: Option<OAuthConfig>,
 }
 
 /// A setting that cannot be used, by key.
@@ -340,7 +396,20 @@ impl Settings {
         Settings::build(args, file)
     }
 
-    fn build(args: &ServeArgs, file: FileSettings) -> Result<Settings, ConfigError> {
+    fn build(args: &ServeArgs, mut file: FileSettings) -> Result<Settings, ConfigError> {
+        let file_oauth = FileOAuth {
+            issuer: file.oauth_issuer.take(),
+            resource: file.oauth_resource.take(),
+            jwks_file: file.oauth_jwks_file.take(),
+            jwks_url: file.oauth_jwks_url.take(),
+            jwks_refresh_secs: file.oauth_jwks_refresh_secs,
+            authorization_servers: file.oauth_authorization_servers.take(),
+            scopes_required: file.oauth_scopes_required.take(),
+            tool_scopes: file.oauth_tool_scopes.take(),
+            forward_authorization: file.oauth_forward_authorization,
+            subject_header: file.oauth_subject_header.take(),
+            scopes_header: file.oauth_scopes_header.take(),
+        };
         let listen_text = args
             .listen
             .clone()
@@ -514,6 +583,8 @@ impl Settings {
                 .map(list)
                 .or(file.bearer_tokens)
                 .unwrap_or_default(),
+            // Started by `serve` from `Settings::oauth` (it loads the JWKS).
+            oauth: None,
         };
         if let Some(url) = args.upstream.clone().or(file.upstream) {
             let mut upstream =
@@ -555,6 +626,13 @@ impl Settings {
         }
         server.io_driver =
             driver.unwrap_or_else(|| IoDriver::default_for(server.upstream.is_some()));
+        let oauth = oauth_config(args, file_oauth)?;
+        if oauth.is_some() && !wire.bearer_tokens.is_empty() {
+            return Err(error(
+                "bearer_tokens",
+                "static bearer tokens and OAuth (oauth_issuer) exclude each other",
+            ));
+        }
         Ok(Settings {
             server,
             gate,
@@ -562,8 +640,200 @@ impl Settings {
             wire,
             catalog,
             bench_noop_route,
+            oauth,
         })
     }
+}
+
+/// The `oauth_*` keys of the file, apart from the others.
+struct FileOAuth {
+    issuer: Option<String>,
+    resource: Option<String>,
+    jwks_file: Option<PathBuf>,
+    jwks_url: Option<String>,
+    jwks_refresh_secs: Option<u64>,
+    authorization_servers: Option<Vec<String>>,
+    scopes_required: Option<Vec<String>>,
+    tool_scopes: Option<BTreeMap<String, Vec<String>>>,
+    forward_authorization: Option<bool>,
+    subject_header: Option<String>,
+    scopes_header: Option<String>,
+}
+
+fn is_http_url(text: &str) -> bool {
+    text.strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
+        && !text.contains(|c: char| c.is_whitespace() || c == '"')
+}
+
+fn scopes(key: &str, list: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    match list.iter().find(|s| !is_scope_token(s)) {
+        Some(bad) => Err(error(key, format!("{bad:?} is not a scope"))),
+        None => Ok(list),
+    }
+}
+
+/// `tool=scope scope;tool=scope`.
+fn tool_scope_table(text: &str) -> Result<BTreeMap<String, Vec<String>>, ConfigError> {
+    let mut table = BTreeMap::new();
+    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let Some((tool, needed)) = entry.split_once('=') else {
+            return Err(error(
+                "oauth_tool_scopes",
+                format!("{entry:?} is not tool=scope"),
+            ));
+        };
+        table.insert(
+            tool.trim().to_owned(),
+            needed.split_whitespace().map(str::to_owned).collect(),
+        );
+    }
+    Ok(table)
+}
+
+/// A header name the upstream may receive an identity in: a token that
+/// names none of the headers the gateway frames or consumes.
+fn identity_header(key: &str, name: Option<String>) -> Result<Option<String>, ConfigError> {
+    let Some(name) = name else { return Ok(None) };
+    let framing = [
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "authorization",
+        "content-type",
+        "accept",
+    ];
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        || framing.iter().any(|f| f.eq_ignore_ascii_case(&name))
+        || name.to_ascii_lowercase().starts_with("mcp-")
+    {
+        return Err(error(
+            key,
+            format!("{name:?} is not a header name the gateway may set"),
+        ));
+    }
+    Ok(Some(name))
+}
+
+fn oauth_config(args: &ServeArgs, file: FileOAuth) -> Result<Option<OAuthConfig>, ConfigError> {
+    let issuer = args.oauth_issuer.clone().or(file.issuer);
+    let resource = args.oauth_resource.clone().or(file.resource);
+    let jwks_file = args.oauth_jwks_file.clone().or(file.jwks_file);
+    let jwks_url = args.oauth_jwks_url.clone().or(file.jwks_url);
+    let Some(issuer) = issuer else {
+        if resource.is_some() || jwks_file.is_some() || jwks_url.is_some() {
+            return Err(error("oauth_issuer", "is needed by the other oauth_* keys"));
+        }
+        return Ok(None);
+    };
+    if !is_http_url(&issuer) {
+        return Err(error(
+            "oauth_issuer",
+            format!("{issuer:?} is not an http:// or https:// URL"),
+        ));
+    }
+    let resource =
+        resource.ok_or_else(|| error("oauth_resource", "is needed with oauth_issuer"))?;
+    if !is_http_url(&resource) || resource.contains(['?', '#']) {
+        return Err(error(
+            "oauth_resource",
+            format!("{resource:?} is not an http:// or https:// URL without a query"),
+        ));
+    }
+    let jwks = match (jwks_file, jwks_url) {
+        (Some(_), Some(_)) => {
+            return Err(error(
+                "oauth_jwks_url",
+                "give oauth_jwks_file or oauth_jwks_url, not both",
+            ));
+        }
+        (Some(path), None) => JwksSource::File(path),
+        (None, Some(url)) if is_http_url(&url) => JwksSource::Url(url),
+        (None, Some(url)) => {
+            return Err(error(
+                "oauth_jwks_url",
+                format!("{url:?} is not an http:// or https:// URL"),
+            ));
+        }
+        (None, None) => {
+            return Err(error(
+                "oauth_jwks_file",
+                "oauth_jwks_file or oauth_jwks_url is needed with oauth_issuer",
+            ));
+        }
+    };
+    let refresh = args
+        .oauth_jwks_refresh_secs
+        .as_deref()
+        .map(|t| parse_number::<u64>("oauth_jwks_refresh_secs", t))
+        .transpose()?
+        .or(file.jwks_refresh_secs)
+        .unwrap_or(300);
+    if !(1..=7 * 24 * 3600).contains(&refresh) {
+        return Err(error(
+            "oauth_jwks_refresh_secs",
+            "must be between 1 and a week",
+        ));
+    }
+    let authorization_servers = args
+        .oauth_authorization_servers
+        .as_deref()
+        .map(list)
+        .or(file.authorization_servers)
+        .unwrap_or_default();
+    if let Some(bad) = authorization_servers.iter().find(|s| !is_http_url(s)) {
+        return Err(error(
+            "oauth_authorization_servers",
+            format!("{bad:?} is not an http:// or https:// URL"),
+        ));
+    }
+    let scopes_required = scopes(
+        "oauth_scopes_required",
+        args.oauth_scopes_required
+            .as_deref()
+            .map(list)
+            .or(file.scopes_required)
+            .unwrap_or_default(),
+    )?;
+    let tool_scopes = match &args.oauth_tool_scopes {
+        Some(text) => tool_scope_table(text)?,
+        None => file.tool_scopes.unwrap_or_default(),
+    };
+    for needed in tool_scopes.values() {
+        scopes("oauth_tool_scopes", needed.clone())?;
+    }
+    let forward_authorization = match &args.oauth_forward_authorization {
+        Some(text) => text.trim().parse().map_err(|_| {
+            error(
+                "oauth_forward_authorization",
+                format!("{text:?} is not true or false"),
+            )
+        })?,
+        None => file.forward_authorization.unwrap_or(false),
+    };
+    Ok(Some(OAuthConfig {
+        issuer,
+        resource,
+        jwks,
+        jwks_refresh: Duration::from_secs(refresh),
+        authorization_servers,
+        scopes_required,
+        tool_scopes,
+        forward_authorization,
+        subject_header: identity_header(
+            "oauth_subject_header",
+            args.oauth_subject_header.clone().or(file.subject_header),
+        )?,
+        scopes_header: identity_header(
+            "oauth_scopes_header",
+            args.oauth_scopes_header.clone().or(file.scopes_header),
+        )?,
+    }))
 }
 
 #[cfg(test)]
@@ -833,6 +1103,109 @@ mod tests {
         let from_file = Settings::resolve(&args).unwrap();
         let built_in = Settings::resolve(&ServeArgs::default()).unwrap();
         assert_eq!(format!("{from_file:?}"), format!("{built_in:?}"));
+    }
+
+    #[test]
+    fn oauth_keys_from_the_file_and_flags_build_one_resource_server() {
+        let toml = file(
+            r#"
+            oauth_issuer = "https://auth.example"
+            oauth_resource = "https://mcp.example/mcp"
+            oauth_jwks_url = "https://auth.example/jwks.json"
+            oauth_scopes_required = ["mcp"]
+            oauth_tool_scopes = { send_message = ["messages:send"] }
+            oauth_subject_header = "X-Auth-Subject"
+            "#,
+        );
+        let flags = ServeArgs {
+            oauth_tool_scopes: Some("echo=tools:echo extra; ping=".into()),
+            ..ServeArgs::default()
+        };
+        let oauth = Settings::build(&flags, toml).unwrap().oauth.unwrap();
+        assert_eq!(
+            oauth.jwks,
+            JwksSource::Url("https://auth.example/jwks.json".into())
+        );
+        assert_eq!(oauth.jwks_refresh, Duration::from_secs(300));
+        assert_eq!(oauth.scopes_required, ["mcp"]);
+        // The flag's table wins over the file's.
+        assert_eq!(
+            oauth.tool_scopes,
+            BTreeMap::from([
+                (
+                    "echo".to_owned(),
+                    vec!["tools:echo".to_owned(), "extra".to_owned()]
+                ),
+                ("ping".to_owned(), vec![]),
+            ])
+        );
+        assert_eq!(oauth.subject_header.as_deref(), Some("X-Auth-Subject"));
+        assert!(!oauth.forward_authorization);
+    }
+
+    #[test]
+    fn a_wrong_oauth_setting_names_its_key() {
+        let base = || ServeArgs {
+            oauth_issuer: Some("https://auth.example".into()),
+            oauth_resource: Some("https://mcp.example/mcp".into()),
+            oauth_jwks_file: Some("jwks.json".into()),
+            ..ServeArgs::default()
+        };
+        for (args, key) in [
+            (
+                ServeArgs {
+                    oauth_resource: None,
+                    ..base()
+                },
+                "oauth_resource",
+            ),
+            (
+                ServeArgs {
+                    oauth_jwks_file: None,
+                    ..base()
+                },
+                "oauth_jwks_file",
+            ),
+            (
+                ServeArgs {
+                    oauth_jwks_url: Some("ftp://auth.example/jwks".into()),
+                    oauth_jwks_file: None,
+                    ..base()
+                },
+                "oauth_jwks_url",
+            ),
+            (
+                ServeArgs {
+                    oauth_issuer: Some("https://".into()),
+                    ..base()
+                },
+                "oauth_issuer",
+            ),
+            (
+                ServeArgs {
+                    oauth_tool_scopes: Some("echo".into()),
+                    ..base()
+                },
+                "oauth_tool_scopes",
+            ),
+            (
+                ServeArgs {
+                    oauth_scopes_header: Some("Content-Length".into()),
+                    ..base()
+                },
+                "oauth_scopes_header",
+            ),
+            (
+                ServeArgs {
+                    oauth_jwks_refresh_secs: Some("0".into()),
+                    ..base()
+                },
+                "oauth_jwks_refresh_secs",
+            ),
+        ] {
+            let error = Settings::build(&args, FileSettings::default()).unwrap_err();
+            assert_eq!(error.key, key, "{error}");
+        }
     }
 
     #[test]

@@ -13,6 +13,8 @@ mod peers;
 #[path = "support/process.rs"]
 mod process;
 mod support;
+#[path = "support/tokens.rs"]
+mod tokens;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -322,17 +324,26 @@ struct Gateway {
 
 impl Gateway {
     fn start(upstream: &Peer) -> Gateway {
+        Gateway::start_with(upstream, &[])
+    }
+
+    /// A gateway with the upstream's tools as its catalog, and `extra`
+    /// flags.
+    fn start_with(upstream: &Peer, extra: &[&str]) -> Gateway {
         let lines = ts_client(&upstream.url("/mcp"), "modern", &[], &["tools"]);
         let tools = only(&lines, "tools")["tools"].clone();
         let catalog = TempDir::new("catalog");
         let file = catalog.0.join("catalog.json");
         std::fs::write(&file, serde_json::to_vec(&json!({"tools": tools})).unwrap()).unwrap();
-        let server = Server::start(&[
+        let upstream_url = upstream.url("/mcp");
+        let mut args = vec![
             "--upstream",
-            &upstream.url("/mcp"),
+            &upstream_url,
             "--catalog",
             file.to_str().unwrap(),
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        let server = Server::start(&args);
         Gateway {
             server,
             _catalog: catalog,
@@ -367,6 +378,72 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+#[test]
+fn official_client_with_a_bearer_token_lists_its_permitted_tools_and_gets_403_without_a_tools_scope()
+ {
+    let _peers = require_peers!();
+    let upstream = start_upstream(0);
+    let signer = tokens::ec_signer("e2e");
+    let jwks = tokens::write_file(&tokens::jwks(&[&signer]));
+    let gateway = Gateway::start_with(
+        &upstream,
+        &[
+            "--oauth-issuer",
+            tokens::ISSUER,
+            "--oauth-resource",
+            tokens::RESOURCE,
+            "--oauth-jwks-file",
+            jwks.to_str().unwrap(),
+            "--oauth-tool-scopes",
+            "get_account=accounts:read",
+        ],
+    );
+    let url = gateway.url();
+    let token = signer.sign(&tokens::claims(json!({"scope": "mcp"})));
+    let lines = ts_client(
+        &url,
+        "modern",
+        &["--bearer", &token],
+        &[
+            "list",
+            r#"call:add:{"a":2,"b":40}"#,
+            r#"call:get_account:{"account_id":"acct-7"}"#,
+        ],
+    );
+    // The listing holds only the tools the token's scopes allow.
+    let names = tool_names(only(&lines, "list"));
+    assert!(
+        names.contains(&"add") && !names.contains(&"get_account"),
+        "{names:?}"
+    );
+    let calls = op(&lines, "call");
+    assert_eq!(calls[0]["result"]["structuredContent"], json!({"sum": 42}));
+    // The client reads the 403's challenge: the scope it needs.
+    let refused = &calls[1]["error"];
+    assert_eq!(refused["type"], "InsufficientScopeError", "{:#}", calls[1]);
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("accounts:read")),
+        "{:#}",
+        calls[1]
+    );
+    assert_eq!(upstream_calls(&upstream, "add"), 1);
+    assert_eq!(upstream_calls(&upstream, "get_account"), 0);
+    // Without a token nothing reaches the upstream.
+    let ran = run_bounded(
+        node().args(["client.mjs", "--url", &url, "--mode", "modern", "list"]),
+        CLIENT_LIMIT,
+    );
+    assert!(
+        !ran.status.success() && ran.stdout.contains("401"),
+        "{}\n{}",
+        ran.stdout,
+        ran.stderr
+    );
+    assert_eq!(upstream_calls(&upstream, "add"), 1);
 }
 
 /// A valid raw 2026-07-28 `tools/call` of `add` (JSON answer expected).

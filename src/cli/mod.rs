@@ -113,10 +113,23 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
             }
         }
     }
+    let mut wire = settings.wire.clone();
+    if let Some(config) = settings.oauth.clone() {
+        match crate::service::oauth::OAuth::start(config) {
+            Ok(oauth) => wire.oauth = Some(Arc::new(oauth)),
+            Err(error) => {
+                eprintln!(
+                    "mcpgate serve: config key `{}`: {}",
+                    error.key, error.message
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
     let service = Arc::new(crate::service::McpService {
         gate,
         endpoint: settings.endpoint.clone(),
-        wire: settings.wire.clone(),
+        wire,
         metrics: Default::default(),
         forwarding: settings.server.upstream.is_some(),
         noop_route: settings.bench_noop_route,

@@ -312,6 +312,21 @@ impl Gate {
         SCRATCH.with(|scratch| self.check_with(&mut scratch.borrow_mut(), headers, body))
     }
 
+    /// Checks one message with this thread's scratch buffers, and asks
+    /// `permit` whether the caller may call the tool a `tools/call` names
+    /// (`false`: refused as [`Reason::InsufficientScope`], before its
+    /// arguments are checked).
+    pub fn check_permitted(
+        &self,
+        headers: &(impl RequestHeaders + ?Sized),
+        body: &[u8],
+        permit: &dyn Fn(&str) -> bool,
+    ) -> Verdict<'_> {
+        SCRATCH.with(|scratch| {
+            self.check_inner(&mut scratch.borrow_mut(), headers, body, Some(permit))
+        })
+    }
+
     /// Checks one message with the caller's scratch buffers.
     pub fn check_with(
         &self,
@@ -319,7 +334,17 @@ impl Gate {
         headers: &(impl RequestHeaders + ?Sized),
         body: &[u8],
     ) -> Verdict<'_> {
-        let verdict = match self.run(scratch, headers, body) {
+        self.check_inner(scratch, headers, body, None)
+    }
+
+    fn check_inner(
+        &self,
+        scratch: &mut Scratch,
+        headers: &(impl RequestHeaders + ?Sized),
+        body: &[u8],
+        permit: Option<&dyn Fn(&str) -> bool>,
+    ) -> Verdict<'_> {
+        let verdict = match self.run(scratch, headers, body, permit) {
             Ok(allowed) => Verdict::Allow(allowed),
             Err(rejection) => Verdict::Reject(rejection),
         };
@@ -332,12 +357,13 @@ impl Gate {
         scratch: &mut Scratch,
         headers: &(impl RequestHeaders + ?Sized),
         body: &[u8],
+        permit: Option<&dyn Fn(&str) -> bool>,
     ) -> Result<Allowed<'_>, Rejection> {
-        match self.pass(scratch, headers, body, Pass::First)? {
+        match self.pass(scratch, headers, body, Pass::First, permit)? {
             Passed::Allowed(allowed) => Ok(allowed),
             Passed::Normalized { body, events } => {
                 // The message as it will be forwarded passes the whole gate.
-                let again = self.pass(scratch, headers, &body, Pass::Again(&events))?;
+                let again = self.pass(scratch, headers, &body, Pass::Again(&events), permit)?;
                 let Passed::Allowed(mut allowed) = again else {
                     unreachable!("a second pass does not normalize")
                 };
@@ -354,6 +380,7 @@ impl Gate {
         headers: &(impl RequestHeaders + ?Sized),
         body: &[u8],
         pass: Pass<'_>,
+        permit: Option<&dyn Fn(&str) -> bool>,
     ) -> Result<Passed<'_>, Rejection> {
         self.wire_phase(headers, body)?;
         let document = self.parse_phase(&mut scratch.parser, body)?;
@@ -369,6 +396,16 @@ impl Gate {
         self.schema_phase(root, document.root(), &message, named)?;
         let (watch, normalized) = match (message.kind, method) {
             (Kind::Request, Some("tools/call")) => {
+                if let Some(permit) = permit
+                    && !permit(named.and_then(|n| n.as_str()).unwrap_or_default())
+                {
+                    return Err(self.rejections.send(
+                        Reason::InsufficientScope,
+                        Some(&message),
+                        Some("Forbidden: the token lacks a scope this tool needs"),
+                        &[],
+                    ));
+                }
                 match self.value_phase(headers, revision, &message, named, body, pass)? {
                     Valued::Allowed { watch, normalized } => (watch, normalized),
                     Valued::Normalized { body, events } => {

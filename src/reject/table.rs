@@ -122,6 +122,19 @@ pub enum Reason {
     /// A `tools/call` whose arguments fail the tool's input schema:
     /// answered in the tool dialect.
     InvalidArguments,
+    /// OAuth: no `Authorization: Bearer` token.
+    TokenMissing,
+    /// OAuth: a token that is malformed, signed by no key of the JWKS,
+    /// signed with an algorithm its key does not have, or not yet valid.
+    TokenInvalid,
+    /// OAuth: a token past its `exp`.
+    TokenExpired,
+    /// OAuth: a token whose `aud` does not name this resource.
+    WrongAudience,
+    /// OAuth: a token from another issuer.
+    WrongIssuer,
+    /// OAuth: a valid token without a scope the request needs.
+    InsufficientScope,
 }
 
 /// The shape of the answer a row sends.
@@ -153,7 +166,7 @@ pub struct Row {
 use DataKey as K;
 
 /// The rejection table: one row per [`Reason`], at the reason's index.
-pub const TABLE: [Row; 33] = [
+pub const TABLE: [Row; 39] = [
     row(
         Reason::MethodNotAllowed,
         Rejecter::Wire,
@@ -433,6 +446,59 @@ pub const TABLE: [Row; 33] = [
             &[],
         )
     },
+    // OAuth (RFC 6750 §3.1): the 401s carry a `WWW-Authenticate` challenge
+    // pointing to the protected-resource metadata, the 403 the scopes
+    // needed.
+    row(
+        Reason::TokenMissing,
+        Rejecter::Wire,
+        "token_missing",
+        401,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::TokenInvalid,
+        Rejecter::Wire,
+        "token_invalid",
+        401,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::TokenExpired,
+        Rejecter::Wire,
+        "token_expired",
+        401,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::WrongAudience,
+        Rejecter::Wire,
+        "wrong_audience",
+        401,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::WrongIssuer,
+        Rejecter::Wire,
+        "wrong_issuer",
+        401,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    // Scopes every request needs (at the wire), or a tool's (once its
+    // `tools/call` is parsed: the id is echoed).
+    row(
+        Reason::InsufficientScope,
+        Rejecter::Wire,
+        "insufficient_scope",
+        403,
+        Condition::InvalidRequest,
+        &[],
+    ),
 ];
 
 const fn row(

@@ -147,9 +147,15 @@ pub struct Forward<P> {
     /// Hold a JSON answer whole (up to the body limit) and hand it to
     /// [`Service::edit_answer`] before it is relayed.
     pub edit: bool,
+    /// Headers the service sets, in place of any the client sent under
+    /// their names (`None`: the client's are only dropped).
+    pub set_headers: Vec<(std::sync::Arc<str>, Option<String>)>,
     /// Keep a copy of the answer's body (up to the body limit) and hand it
     /// to [`Service::on_answer`] once it is complete.
     pub watch: bool,
+    /// Hold a 200 answer whole (up to the body limit) and send what
+    /// [`Service::rewrite_answer`] makes of it.
+    pub rewrite: bool,
     /// What the service needs later to answer a failure or watch the answer.
     pub pending: P,
 }
@@ -231,6 +237,19 @@ pub trait Service: Send + Sync + 'static {
         let _ = (pending, headers, body);
         None
     }
+
+    /// A whole 200 answer to a request forwarded with `rewrite`: the body
+    /// the client gets instead (`None`: the answer cannot be sent, and the
+    /// client gets [`Service::on_upstream_failure`]'s `BadAnswer`).
+    fn rewrite_answer(
+        &self,
+        pending: &Self::Pending,
+        answer: WatchedAnswer<'_>,
+    ) -> Option<Vec<u8>> {
+        let _ = pending;
+        Some(answer.body.to_vec())
+    }
+
     /// The connection layer refused the request; the service builds the
     /// answer (and counts it). The connection is closed after it.
     fn on_http_error(&self, error: HttpError) -> Response;

@@ -7,16 +7,21 @@
 //! | `POST /validate` | the verdict service: the client's body and headers in, `204` or the exact rejection out |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /healthz` | `200 ok` |
+//! | `GET /.well-known/oauth-protected-resource[<endpoint>]` | with OAuth: the protected-resource metadata (RFC 9728); `404` otherwise |
 //! | `/_noop` | only with `bench_noop_route`: `204` without reading anything, the load benchmark's floor (else `404` like any unknown path) |
 
 pub mod metrics;
+pub mod oauth;
 pub mod wire;
 
+use std::cell::Cell;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::classify::RequestId;
 use crate::gate::watch::Watch;
 use crate::server::{Forward, Reply, UpstreamFailure, WatchedAnswer};
+use oauth::tokens::Grant;
 
 use metrics::Metrics;
 use wire::WirePolicy;
@@ -49,6 +54,9 @@ pub struct Pending {
     id: Option<RequestId>,
     /// What the gate reads in the answer once it is relayed.
     watch: Option<Watch>,
+    /// The caller's grant, when its `tools/list` answer is cut down to
+    /// the tools it may call.
+    listing_for: Option<Arc<Grant>>,
     /// What the gateway adds to the answer's result.
     adds: Additions,
 }
@@ -123,6 +131,7 @@ enum Route {
     Metrics,
     Health,
     Noop,
+    ResourceMetadata,
     Unknown,
 }
 
@@ -134,6 +143,12 @@ impl McpService {
             METRICS_PATH => Route::Metrics,
             HEALTH_PATH => Route::Health,
             NOOP_PATH if self.noop_route => Route::Noop,
+            p if self.wire.oauth.is_some()
+                && p.strip_prefix(oauth::METADATA_PATH)
+                    .is_some_and(|rest| rest.is_empty() || rest == self.endpoint) =>
+            {
+                Route::ResourceMetadata
+            }
             _ => Route::Unknown,
         }
     }
@@ -156,13 +171,28 @@ impl McpService {
     }
 
     fn answer(&self, rejection: Rejection) -> Response {
+        self.answer_scoped(rejection, None)
+    }
+
+    /// The answer to a refusal; `scopes`: what an `insufficient_scope`
+    /// refusal of a tool names in its challenge.
+    fn answer_scoped(&self, rejection: Rejection, scopes: Option<&[String]>) -> Response {
         let mut response = Response::json(rejection.status, rejection.body);
         match rejection.reason {
             Reason::Unauthorized => response
                 .headers
                 .push(("WWW-Authenticate", "Bearer realm=\"mcpgate\"".to_owned())),
             Reason::MethodNotAllowed => response.headers.push(("Allow", "POST".to_owned())),
-            _ => {}
+            reason => {
+                if let Some(challenge) = self
+                    .wire
+                    .oauth
+                    .as_ref()
+                    .and_then(|oauth| oauth.challenge(reason, scopes))
+                {
+                    response.headers.push(("WWW-Authenticate", challenge));
+                }
+            }
         }
         response
     }
@@ -173,24 +203,56 @@ impl McpService {
         &self,
         head: &Head<'_>,
         body: &[u8],
-        allow: impl FnOnce(Allowed<'_>) -> Reply<Pending>,
+        allow: impl FnOnce(Allowed<'_>, Option<Arc<Grant>>) -> Reply<Pending>,
     ) -> Reply<Pending> {
         let started = Instant::now();
-        let reply = match self.gate.check(head, body) {
-            Verdict::Allow(allowed) => {
-                self.metrics
-                    .allowed(allowed.revision.lane().into(), allowed.kind);
-                allow(allowed)
-            }
-            Verdict::Reject(rejection) => self.answer(rejection).into(),
+        let reply = match &self.wire.oauth {
+            None => match self.gate.check(head, body) {
+                Verdict::Allow(allowed) => self.allowed(allowed, None, allow),
+                Verdict::Reject(rejection) => self.answer(rejection).into(),
+            },
+            Some(oauth) => match oauth.admit(head.header("Authorization")) {
+                // Verified at the head already; refused here only if it
+                // expired since.
+                Err(reason) => self.refuse(reason, oauth::message(reason)).into(),
+                Ok(grant) => {
+                    let denied = Cell::new(None);
+                    let permit = |tool: &str| {
+                        denied.set(oauth.tool_denied(&grant, tool));
+                        denied.get().is_none()
+                    };
+                    match self.gate.check_permitted(head, body, &permit) {
+                        Verdict::Allow(allowed) => self.allowed(allowed, Some(grant), allow),
+                        Verdict::Reject(rejection) => {
+                            self.answer_scoped(rejection, denied.get()).into()
+                        }
+                    }
+                }
+            },
         };
         self.metrics.request(started.elapsed());
         reply
     }
 
+    fn allowed(
+        &self,
+        allowed: Allowed<'_>,
+        grant: Option<Arc<Grant>>,
+        allow: impl FnOnce(Allowed<'_>, Option<Arc<Grant>>) -> Reply<Pending>,
+    ) -> Reply<Pending> {
+        self.metrics
+            .allowed(allowed.revision.lane().into(), allowed.kind);
+        allow(allowed, grant)
+    }
+
     /// Sends a request on to the upstream: `body`, when given, instead of
-    /// the one received.
-    fn forward(&self, pending: Pending, body: Option<bytes::Bytes>) -> Reply<Pending> {
+    /// the one received, with the identity headers of its token's `grant`.
+    fn forward(
+        &self,
+        pending: Pending,
+        body: Option<bytes::Bytes>,
+        grant: Option<&Grant>,
+    ) -> Reply<Pending> {
         Reply::Forward(Forward {
             body,
             edit: pending.adds.any(),
@@ -199,7 +261,14 @@ impl McpService {
             } else {
                 &[]
             },
+            set_headers: self
+                .wire
+                .oauth
+                .as_ref()
+                .map(|oauth| oauth.identity_headers(grant))
+                .unwrap_or_default(),
             watch: pending.watch.is_some(),
+            rewrite: pending.listing_for.is_some(),
             pending,
         })
     }
@@ -257,12 +326,16 @@ impl Service for McpService {
                     .err()
                     .map(|refusal| self.refuse(refusal.reason, refusal.message))
             }
-            Route::Metrics | Route::Health if head.method != "GET" => Some(self.refuse(
-                Reason::MethodNotAllowed,
-                "Method Not Allowed: this path takes GET",
-            )),
-            Route::Metrics | Route::Health if carries_body(head) => Some(self.body_not_allowed()),
-            Route::Metrics | Route::Health | Route::Noop => None,
+            Route::Metrics | Route::Health | Route::ResourceMetadata if head.method != "GET" => {
+                Some(self.refuse(
+                    Reason::MethodNotAllowed,
+                    "Method Not Allowed: this path takes GET",
+                ))
+            }
+            Route::Metrics | Route::Health | Route::ResourceMetadata if carries_body(head) => {
+                Some(self.body_not_allowed())
+            }
+            Route::Metrics | Route::Health | Route::ResourceMetadata | Route::Noop => None,
             Route::Unknown => Some(self.refuse(Reason::UnknownPath, "Not Found: no such path")),
         }
     }
@@ -271,17 +344,26 @@ impl Service for McpService {
         let response = match self.route(head.path) {
             // A legacy GET or DELETE that passed `on_head`: nothing to gate.
             Route::Endpoint if head.method != "POST" => {
+                let grant = match &self.wire.oauth {
+                    None => None,
+                    Some(oauth) => match oauth.admit(head.header("Authorization")) {
+                        Ok(grant) => Some(grant),
+                        Err(reason) => return self.refuse(reason, oauth::message(reason)).into(),
+                    },
+                };
                 return self.forward(
                     Pending {
                         id: None,
                         watch: None,
                         adds: Additions::default(),
+                        listing_for: None,
                     },
                     None,
+                    grant.as_deref(),
                 );
             }
             Route::Endpoint => {
-                return self.judge(head, body, |allowed| {
+                return self.judge(head, body, |allowed, grant| {
                     if !self.forwarding {
                         // Allowed, but this instance has no upstream to send it to.
                         return self
@@ -294,17 +376,31 @@ impl Service for McpService {
                     }
                     let adds =
                         Additions::for_allowed(&allowed, self.gate.config().normalization_meta);
+                    let listing_for = grant.clone().filter(|grant| {
+                        allowed.method == Some("tools/list")
+                            && self
+                                .wire
+                                .oauth
+                                .as_ref()
+                                .is_some_and(|oauth| oauth.lists_fewer_tools(grant))
+                    });
                     self.forward(
                         Pending {
                             id: allowed.id,
                             watch: allowed.watch,
                             adds,
+                            listing_for,
                         },
                         allowed.forward,
+                        grant.as_deref(),
                     )
                 });
             }
-            Route::Validate => return self.judge(head, body, |_| Response::empty(204).into()),
+            Route::Validate => return self.judge(head, body, |_, _| Response::empty(204).into()),
+            Route::ResourceMetadata => match &self.wire.oauth {
+                Some(oauth) => Response::json(200, oauth.metadata()),
+                None => self.refuse(Reason::UnknownPath, "Not Found: no such path"),
+            },
             Route::Metrics => {
                 let mut response = Response::empty(200);
                 response.content_type = Some("text/plain; version=0.0.4");
@@ -358,6 +454,17 @@ impl Service for McpService {
             self.metrics.answer_unedited();
         }
         edited
+    }
+
+    fn rewrite_answer(&self, pending: &Pending, answer: WatchedAnswer<'_>) -> Option<Vec<u8>> {
+        match (&self.wire.oauth, &pending.listing_for) {
+            (Some(oauth), Some(grant)) => {
+                oauth::listing::filter_tools(answer.body, answer.event_stream, &|tool| {
+                    oauth.tool_denied(grant, tool).is_none()
+                })
+            }
+            _ => Some(answer.body.to_vec()),
+        }
     }
 
     fn on_answer(&self, pending: Pending, answer: WatchedAnswer<'_>) {

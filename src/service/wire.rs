@@ -2,8 +2,11 @@
 //! read — the method, the `Origin` (DNS rebinding), bearer auth, the
 //! content type and what the client accepts.
 
+use std::sync::Arc;
+
 use crate::gate::RequestHeaders;
 use crate::reject::Reason;
+use crate::service::oauth::{self, OAuth};
 
 /// Who may call, and from where.
 #[derive(Clone, Debug, Default)]
@@ -13,6 +16,9 @@ pub struct WirePolicy {
     pub allowed_origins: Vec<String>,
     /// Accepted bearer tokens; none: no auth.
     pub bearer_tokens: Vec<String>,
+    /// Access tokens verified as an OAuth resource server (then
+    /// `bearer_tokens` is empty).
+    pub oauth: Option<Arc<OAuth>>,
 }
 
 /// A refusal of the wire stage: the reason and the one-line cause.
@@ -73,6 +79,15 @@ impl WirePolicy {
                 message: "Forbidden: the Origin is not allowed",
             });
         }
+        if let Some(oauth) = &self.oauth {
+            return oauth
+                .admit(headers.header("Authorization"))
+                .map(drop)
+                .map_err(|reason| WireRefusal {
+                    reason,
+                    message: oauth::message(reason),
+                });
+        }
         if !self.bearer_tokens.is_empty() && !self.authorized(headers.header("Authorization")) {
             return Err(WireRefusal {
                 reason: Reason::Unauthorized,
@@ -83,9 +98,13 @@ impl WirePolicy {
     }
 
     /// Whether the gateway checks `Authorization` itself (then it is not
-    /// passed on: the token is the gateway's, not the upstream's).
+    /// passed on: the token is the gateway's, not the upstream's; an OAuth
+    /// token only where `oauth_forward_authorization` says so).
     pub fn consumes_authorization(&self) -> bool {
-        !self.bearer_tokens.is_empty()
+        match &self.oauth {
+            Some(oauth) => !oauth.config.forward_authorization,
+            None => !self.bearer_tokens.is_empty(),
+        }
     }
 
     fn origin_allowed(&self, origin: &[u8]) -> bool {
@@ -133,7 +152,8 @@ fn is_loopback_origin(origin: &str) -> bool {
     port_ok && matches!(host, "localhost" | "127.0.0.1" | "::1")
 }
 
-fn bearer_token(header: &[u8]) -> Option<&[u8]> {
+/// The token of an `Authorization: Bearer` header.
+pub fn bearer_token(header: &[u8]) -> Option<&[u8]> {
     let (scheme, token) = header.split_at_checked(7)?;
     scheme
         .eq_ignore_ascii_case(b"bearer ")

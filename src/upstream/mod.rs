@@ -142,15 +142,16 @@ pub struct ClientRequest<'a> {
 
 /// Writes the request to send upstream: the client's method, the
 /// upstream's path (with the client's query), `Host` rewritten, the
-/// client's headers minus hop-by-hop ones and `withhold`, and the body
-/// untouched with its own `Content-Length` (a chunked body was de-chunked
-/// on the way in).
+/// client's headers minus hop-by-hop ones, `withhold` and those `set`
+/// names, then `set`'s values, and the body untouched with its own
+/// `Content-Length` (a chunked body was de-chunked on the way in).
 pub fn encode_request(
     out: &mut Vec<u8>,
     target: &UpstreamConfig,
     head: ClientRequest<'_>,
     body: &[u8],
     withhold: &[&str],
+    set: &[(std::sync::Arc<str>, Option<String>)],
 ) {
     out.reserve(256 + body.len());
     out.extend_from_slice(head.method.as_bytes());
@@ -172,11 +173,20 @@ pub fn encode_request(
             || [&b"host"[..], b"content-length", b"expect"]
                 .iter()
                 .any(|n| n.eq_ignore_ascii_case(name))
-            || withhold.iter().any(|w| w.as_bytes().eq_ignore_ascii_case(name));
+            || withhold.iter().any(|w| w.as_bytes().eq_ignore_ascii_case(name))
+            || set.iter().any(|(s, _)| s.as_bytes().eq_ignore_ascii_case(name));
         if !skip {
             out.extend_from_slice(name);
             out.extend_from_slice(b": ");
             out.extend_from_slice(h.value);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    for (name, value) in set {
+        if let Some(value) = value {
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value.as_bytes());
             out.extend_from_slice(b"\r\n");
         }
     }
@@ -271,10 +281,25 @@ mod tests {
             headers: &headers,
         };
         let mut out = Vec::new();
-        encode_request(&mut out, &target, head, b"{}", &["Authorization"]);
+        encode_request(&mut out, &target, head, b"{}", &["Authorization"], &[]);
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nMcp-Session-Id: s-1\r\nContent-Length: 2\r\n\r\n{}"
+        );
+        // Set headers replace the client's under the same name; one
+        // without a value only removes them.
+        let mut out = Vec::new();
+        let set = [
+            (
+                std::sync::Arc::from("mcp-session-id"),
+                Some("s-2".to_owned()),
+            ),
+            (std::sync::Arc::from("X-Subject"), None),
+        ];
+        encode_request(&mut out, &target, head, b"{}", &["Authorization"], &set);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nmcp-session-id: s-2\r\nContent-Length: 2\r\n\r\n{}"
         );
     }
 }

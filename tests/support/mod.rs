@@ -302,7 +302,13 @@ pub fn scenario(reason: Reason) -> Option<Scenario> {
         | Reason::NoUpstream
         | Reason::UpstreamUnreachable
         | Reason::UpstreamTimeout
-        | Reason::UpstreamBadAnswer => return None,
+        | Reason::UpstreamBadAnswer
+        | Reason::TokenMissing
+        | Reason::TokenInvalid
+        | Reason::TokenExpired
+        | Reason::WrongAudience
+        | Reason::WrongIssuer
+        | Reason::InsufficientScope => return None,
         gate_reason => message_for(gate_reason),
     })
 }

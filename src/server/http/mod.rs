@@ -369,7 +369,9 @@ enum Step<P> {
     /// To forward: `request` is what goes upstream (encoded while the head
     /// was at hand). `consumed` as for `Respond`.
     Forward {
-        forward: Forward<P>,
+        /// Boxed: the step is held while a connection awaits its answer,
+        /// and this is its largest part.
+        forward: Box<Forward<P>>,
         request: Vec<u8>,
         consumed: usize,
         meta: HeadMeta,
@@ -402,10 +404,11 @@ fn reply_step<P>(
                     head.client_request(),
                     forward.body.as_deref().unwrap_or(body),
                     forward.withhold,
+                    &forward.set_headers,
                 );
             }
             Step::Forward {
-                forward,
+                forward: Box::new(forward),
                 request,
                 consumed,
                 meta,
@@ -551,7 +554,7 @@ impl<S: Service> Conn<'_, S> {
                 meta,
             } => {
                 self.start += consumed;
-                Box::pin(self.forward(forward, request, meta)).await
+                Box::pin(self.forward(*forward, request, meta)).await
             }
         }
     }
@@ -723,7 +726,7 @@ impl<S: Service> Conn<'_, S> {
                 meta,
             } => {
                 self.start = consumed;
-                self.forward(forward, request, meta).await
+                self.forward(*forward, request, meta).await
             }
             Step::Error(e) => self.refuse(e).await,
             Step::Partial | Step::Body(_) => unreachable!(),
@@ -758,13 +761,7 @@ impl<S: Service> Conn<'_, S> {
             || resp.close
             || self.worker.shutting_down.get()
             || self.worker.signal.is_triggered();
-        let conn = if close {
-            ConnHeader::Close
-        } else if meta.http10 {
-            ConnHeader::KeepAlive
-        } else {
-            ConnHeader::None
-        };
+        let conn = ConnHeader::of(close, meta.http10);
         let with_body = parse::encode_head(&mut self.out, &resp, conn, meta.head_method);
         if with_body {
             if resp.body.len() <= INLINE_BODY {

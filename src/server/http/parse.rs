@@ -508,6 +508,20 @@ pub(crate) enum ConnHeader {
     KeepAlive,
 }
 
+impl ConnHeader {
+    /// What an answer says of its connection: it closes, or an HTTP/1.0
+    /// client is told it stays open.
+    pub(crate) fn of(close: bool, http10: bool) -> ConnHeader {
+        if close {
+            ConnHeader::Close
+        } else if http10 {
+            ConnHeader::KeepAlive
+        } else {
+            ConnHeader::None
+        }
+    }
+}
+
 /// Appends the status line and headers of `resp` to `out`; appends the body
 /// too when `with_body` (else the caller writes it). Returns whether the
 /// response has a body to write.

@@ -45,21 +45,16 @@ impl<S: Service> Conn<'_, S> {
             // The exchange (and its connection) was dropped with the select.
             None => return Err(ReadEnd::Closed),
             Some(Err(failure)) => {
-                let service = &*worker.service;
-                let resp = catch_unwind(AssertUnwindSafe(|| {
-                    service.on_upstream_failure(&forward.pending, failure)
-                }))
-                .unwrap_or_else(|_| Response::empty(500));
+                let resp = failure_answer(&*worker.service, &forward.pending, failure);
                 return self.answer(resp, meta.keep_alive, false, meta).await;
             }
             Some(Ok(exchanged)) => exchanged,
         };
+        if forward.rewrite && head.status == 200 {
+            return self.relay_rewritten(forward, upstream, head, meta).await;
+        }
 
-        let idle = worker
-            .upstream
-            .as_ref()
-            .map(|pool| pool.config().idle_timeout)
-            .unwrap_or_default();
+        let idle = idle_timeout(worker);
         let limit = worker.limits.body_limit;
         let mut body = BodyState::new(head.framing);
         let mut data = Vec::new();
@@ -104,13 +99,7 @@ impl<S: Service> Conn<'_, S> {
         let rechunk = !meta.http10
             && has_body(head.status)
             && matches!(head.framing, BodyFraming::Chunked | BodyFraming::UntilClose);
-        let conn = if close {
-            ConnHeader::Close
-        } else if meta.http10 {
-            ConnHeader::KeepAlive
-        } else {
-            ConnHeader::None
-        };
+        let conn = ConnHeader::of(close, meta.http10);
         encode_answer_head(&mut self.out, &head, conn, rechunk);
         // An event stream of unknown length: its response event edited.
         let mut events = (forward.edit
@@ -170,16 +159,85 @@ impl<S: Service> Conn<'_, S> {
             pool.put_back(upstream);
         }
         if let Some(copy) = tee {
-            let service = &*worker.service;
             let answer = WatchedAnswer {
                 status: head.status,
                 event_stream: head.event_stream,
                 body: &copy,
             };
-            let pending = forward.pending;
-            if catch_unwind(AssertUnwindSafe(|| service.on_answer(pending, answer))).is_err() {
-                tracing::error!("the service panicked watching an answer");
+            hand_watched(&*worker.service, forward.pending, answer);
+        }
+        if close {
+            return Err(ReadEnd::Closed);
+        }
+        Ok(())
+    }
+
+    /// Reads a whole answer (at most the body limit), and sends what the
+    /// service makes of it with its own length; the service watches the
+    /// answer as the upstream sent it.
+    async fn relay_rewritten(
+        &mut self,
+        forward: Forward<S::Pending>,
+        mut upstream: crate::upstream::pool::UpstreamConn,
+        head: AnswerHead,
+        meta: HeadMeta,
+    ) -> Result<(), ReadEnd> {
+        let worker = self.worker;
+        let service = &*worker.service;
+        let idle = idle_timeout(worker);
+        let limit = worker.limits.body_limit;
+        let mut state = BodyState::new(head.framing);
+        let mut body = Vec::new();
+        let mut whole = upstream.take_buffered(&mut state, &mut body).is_ok();
+        let mut more = whole && !state.is_done();
+        while more && body.len() <= limit {
+            let next = monoio::select! {
+                r = upstream.next_piece(&mut state, &mut body, idle) => Some(r),
+                () = client_gone(&self.stream) => None,
+            };
+            match next {
+                None => return Err(ReadEnd::Closed),
+                Some(Ok(m)) => more = m,
+                Some(Err(_)) => {
+                    whole = false;
+                    more = false;
+                }
             }
+        }
+        let answer = WatchedAnswer {
+            status: head.status,
+            event_stream: head.event_stream,
+            body: &body,
+        };
+        let rewritten = (whole && !more && body.len() <= limit)
+            .then(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    service.rewrite_answer(&forward.pending, answer)
+                }))
+                .ok()
+                .flatten()
+            })
+            .flatten();
+        let Some(rewritten) = rewritten else {
+            let resp = failure_answer(service, &forward.pending, UpstreamFailure::BadAnswer);
+            return self.answer(resp, meta.keep_alive, false, meta).await;
+        };
+        if head.keep_alive
+            && let Some(pool) = &worker.upstream
+        {
+            pool.put_back(upstream);
+        }
+        let close = !meta.keep_alive || worker.shutting_down.get() || worker.signal.is_triggered();
+        let conn = ConnHeader::of(close, meta.http10);
+        let sent = AnswerHead {
+            framing: BodyFraming::Length(rewritten.len() as u64),
+            ..head
+        };
+        encode_answer_head(&mut self.out, &sent, conn, false);
+        self.out.extend_from_slice(&rewritten);
+        self.flush().await?;
+        if forward.watch {
+            hand_watched(service, forward.pending, answer);
         }
         if close {
             return Err(ReadEnd::Closed);
@@ -233,6 +291,34 @@ impl<S: Service> Conn<'_, S> {
     async fn cut(&mut self) -> Result<(), ReadEnd> {
         let _ = self.flush().await;
         Err(ReadEnd::Closed)
+    }
+}
+
+/// How long an answer's body may stay silent.
+fn idle_timeout<S: Service>(worker: &super::Worker<S>) -> std::time::Duration {
+    worker
+        .upstream
+        .as_ref()
+        .map(|pool| pool.config().idle_timeout)
+        .unwrap_or_default()
+}
+
+/// The service's answer to a forward that got nothing to relay.
+fn failure_answer<S: Service>(
+    service: &S,
+    pending: &S::Pending,
+    failure: UpstreamFailure,
+) -> Response {
+    catch_unwind(AssertUnwindSafe(|| {
+        service.on_upstream_failure(pending, failure)
+    }))
+    .unwrap_or_else(|_| Response::empty(500))
+}
+
+/// Hands a relayed answer to the service's watch.
+fn hand_watched<S: Service>(service: &S, pending: S::Pending, answer: WatchedAnswer<'_>) {
+    if catch_unwind(AssertUnwindSafe(|| service.on_answer(pending, answer))).is_err() {
+        tracing::error!("the service panicked watching an answer");
     }
 }
 

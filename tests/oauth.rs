@@ -1,0 +1,762 @@
+//! `mcpgate serve` as an OAuth resource server, over real sockets on
+//! 127.0.0.1: keys generated per run (RSA, EC P-256, Ed25519), tokens
+//! signed with them, a JWKS read from a file or served (and rotated) by a
+//! loopback HTTP server, and an upstream that records what reaches it.
+
+#[path = "support/process.rs"]
+mod process;
+mod support;
+#[path = "support/tokens.rs"]
+mod tokens;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use process::{Answer, CLIENT_HEADERS, Server, post};
+use serde_json::{Value, json};
+use support::*;
+use tokens::*;
+const METADATA_URL: &str = "https://mcp.example/.well-known/oauth-protected-resource/mcp";
+
+/// A request's headers, as the upstream received them.
+type Headers = Vec<(String, String)>;
+
+/// An upstream that records each request's headers and answers a result.
+struct Upstream {
+    addr: SocketAddr,
+    received: Arc<Mutex<Vec<Headers>>>,
+}
+
+/// What the upstream answers a `tools/list` with: `echo` and `ping`.
+const LISTING: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"ping","inputSchema":{"type":"object"}}]}}"#;
+
+impl Upstream {
+    fn start() -> Upstream {
+        Upstream::listing(LISTING.to_owned())
+    }
+
+    /// An upstream answering a `tools/list` with `listing`.
+    fn listing(listing: String) -> Upstream {
+        let listing: Arc<[u8]> = listing.into_bytes().into();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let seen = received.clone();
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let (seen, listing) = (seen.clone(), listing.clone());
+                thread::spawn(move || serve_upstream(stream, &seen, &listing));
+            }
+        });
+        Upstream { addr, received }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    fn last_headers(&self) -> Headers {
+        self.received.lock().unwrap().last().cloned().unwrap()
+    }
+
+    fn count(&self) -> usize {
+        self.received.lock().unwrap().len()
+    }
+}
+
+/// Reads one request's head and its `Content-Length` body.
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(Headers, Vec<u8>)> {
+    let mut line = String::new();
+    // The request line.
+    reader.read_line(&mut line).ok().filter(|&n| n > 0)?;
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        reader.read_line(&mut line).ok().filter(|&n| n > 0)?;
+        let Some((name, value)) = line.trim_end().split_once(':') else {
+            break;
+        };
+        headers.push((name.to_owned(), value.trim().to_owned()));
+    }
+    let length = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .map_or(0, |(_, v)| v.parse().unwrap());
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some((headers, body))
+}
+
+fn serve_upstream(stream: TcpStream, seen: &Mutex<Vec<Headers>>, listing: &[u8]) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut stream = stream;
+    while let Some((headers, request)) = read_request(&mut reader) {
+        seen.lock().unwrap().push(headers);
+        let listing_asked = String::from_utf8_lossy(&request).contains("tools/list");
+        let body: &[u8] = if listing_asked {
+            listing
+        } else {
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#
+        };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        if stream.write_all(head.as_bytes()).is_err() || stream.write_all(body).is_err() {
+            return;
+        }
+    }
+}
+
+/// A JWKS over HTTP whose document can be replaced; counts its fetches.
+struct JwksServer {
+    addr: SocketAddr,
+    document: Arc<Mutex<Option<String>>>,
+    fetches: Arc<AtomicUsize>,
+}
+
+impl JwksServer {
+    fn start(text: &str) -> JwksServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let document = Arc::new(Mutex::new(Some(text.to_owned())));
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let (served, counted) = (document.clone(), fetches.clone());
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                if read_request(&mut reader).is_none() {
+                    continue;
+                }
+                counted.fetch_add(1, Ordering::SeqCst);
+                let answer = match served.lock().unwrap().clone() {
+                    Some(text) => format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                        text.len()
+                    ),
+                    // A failing authorization server.
+                    None => "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
+                };
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        JwksServer {
+            addr,
+            document,
+            fetches,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/jwks.json", self.addr)
+    }
+
+    fn serve(&self, text: Option<String>) {
+        *self.document.lock().unwrap() = text;
+    }
+}
+
+/// A gateway in front of `upstream` verifying tokens against the JWKS
+/// file of `signers`, with two tools taking any object: `echo` needs the
+/// scope `tools:echo`, `ping` none of its own.
+fn gateway(upstream: &Upstream, signers: &[&Signer], extra: &[&str]) -> Server {
+    let jwks = write_file(&jwks(signers));
+    let catalog = write_file(
+        &json!({"tools": [
+            {"name": "echo", "inputSchema": {"type": "object"}},
+            {"name": "ping", "inputSchema": {"type": "object"}},
+        ]})
+        .to_string(),
+    );
+    let mut args = vec![
+        "--upstream".to_owned(),
+        upstream.url(),
+        "--catalog".to_owned(),
+        catalog.to_str().unwrap().to_owned(),
+        "--oauth-issuer".to_owned(),
+        ISSUER.to_owned(),
+        "--oauth-resource".to_owned(),
+        RESOURCE.to_owned(),
+        "--oauth-jwks-file".to_owned(),
+        jwks.to_str().unwrap().to_owned(),
+        "--oauth-tool-scopes".to_owned(),
+        "echo=tools:echo".to_owned(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Server::start(&args)
+}
+
+/// A `tools/call` of `tool` with `authorization` (a whole header line or
+/// nothing).
+fn call(server: &Server, tool: &str, id: i64, authorization: &str) -> Answer {
+    let message = tools_call(json!(id), tool, json!({}));
+    let body = serde_json::to_vec(&message).unwrap();
+    server.send(&post(
+        "/mcp",
+        &modern_headers(&message),
+        &body,
+        &format!("{CLIENT_HEADERS}{authorization}"),
+    ))
+}
+
+fn bearer(token: &str) -> String {
+    format!("Authorization: Bearer {token}\r\n")
+}
+
+fn series(reason: &str, status: u16) -> String {
+    format!("mcpgate_rejections_total{{rejecter=\"wire\",reason=\"{reason}\",status=\"{status}\"}}")
+}
+
+/// `answer` is a JSON-RPC error (`-32600`) with `status` and `id`; its
+/// texts do not quote `token`.
+#[track_caller]
+fn assert_refused(answer: &Answer, status: u16, id: Value, token: &str) {
+    assert_eq!(
+        answer.status,
+        status,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let body = answer.json();
+    assert_eq!(body["error"]["code"], json!(-32600), "{body}");
+    assert_eq!(body["id"], id, "{body}");
+    if !token.is_empty() {
+        let text = String::from_utf8_lossy(&answer.body);
+        assert!(!text.contains(token), "{text}");
+        let challenge = answer.header("WWW-Authenticate").unwrap_or_default();
+        assert!(!challenge.contains(token), "{challenge}");
+    }
+}
+
+#[test]
+fn the_metadata_document_is_served_at_both_well_known_paths() {
+    let upstream = Upstream::start();
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &["--oauth-scopes-required", "mcp"]);
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let answer = server.send(format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes());
+        assert_eq!(answer.status, 200, "{path}");
+        assert_eq!(answer.header("Content-Type"), Some("application/json"));
+        assert_eq!(
+            answer.json(),
+            json!({
+                "resource": RESOURCE,
+                "authorization_servers": [ISSUER],
+                "scopes_supported": ["mcp", "tools:echo"],
+                "bearer_methods_supported": ["header"],
+            })
+        );
+    }
+    let other =
+        server.send(b"GET /.well-known/oauth-protected-resource/other HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(other.status, 404);
+}
+
+#[test]
+fn a_request_without_a_token_is_401_pointing_to_the_metadata() {
+    let upstream = Upstream::start();
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &["--oauth-scopes-required", "mcp"]);
+    let before = server.metric(&series("token_missing", 401));
+    for authorization in [
+        "",
+        "Authorization: Basic YWxpY2U6c2VjcmV0\r\n",
+        "Authorization: Bearer \r\n",
+        // Only the `Authorization` header carries a token.
+        &format!("X-Access-Token: {}\r\n", signer.sign(&claims(json!({})))),
+    ] {
+        let answer = call(&server, "echo", 1, authorization);
+        assert_refused(&answer, 401, Value::Null, "");
+        assert_eq!(
+            answer.header("WWW-Authenticate"),
+            Some(format!("Bearer resource_metadata=\"{METADATA_URL}\", scope=\"mcp\"").as_str())
+        );
+    }
+    assert_eq!(server.metric(&series("token_missing", 401)), before + 4);
+    assert_eq!(upstream.count(), 0);
+}
+
+#[test]
+fn valid_tokens_of_each_algorithm_reach_the_upstream_without_the_authorization() {
+    let upstream = Upstream::start();
+    let rs = rsa_signer(Algorithm::RS256, "rsa-1");
+    let ps = rsa_signer(Algorithm::PS256, "rsa-pss");
+    let ec = ec_signer("ec-1");
+    let ed = ed_signer("ed-1");
+    let server = gateway(
+        &upstream,
+        &[&rs, &ps, &ec, &ed],
+        &[
+            "--oauth-subject-header",
+            "X-Subject",
+            "--oauth-scopes-header",
+            "X-Scopes",
+        ],
+    );
+    for signer in [&rs, &ps, &ec, &ed] {
+        let token = signer.sign(&claims(
+            json!({"aud": ["other", RESOURCE], "sub": signer.kid}),
+        ));
+        // A client's own identity header is replaced, never passed on.
+        let authorization = format!("{}X-Subject: mallory\r\n", bearer(&token));
+        let answer = call(&server, "ping", 7, &authorization);
+        assert_relayed(&answer);
+        let headers = upstream.last_headers();
+        let header = |name: &str| {
+            headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+                .collect::<Vec<_>>()
+        };
+        assert!(header("Authorization").is_empty(), "{headers:?}");
+        assert_eq!(header("X-Subject"), [signer.kid.as_str()]);
+        assert_eq!(header("X-Scopes"), ["mcp"]);
+    }
+}
+
+#[test]
+fn forward_authorization_passes_the_token_on() {
+    let upstream = Upstream::start();
+    let signer = ed_signer("ed-1");
+    let server = gateway(
+        &upstream,
+        &[&signer],
+        &["--oauth-forward-authorization", "true"],
+    );
+    let token = signer.sign(&claims(json!({})));
+    assert_relayed(&call(&server, "ping", 1, &bearer(&token)));
+    let headers = upstream.last_headers();
+    assert!(
+        headers.iter().any(
+            |(n, v)| n.eq_ignore_ascii_case("Authorization") && *v == format!("Bearer {token}")
+        ),
+        "{headers:?}"
+    );
+}
+
+#[test]
+fn refused_tokens_are_401_invalid_token_counted_by_reason() {
+    let upstream = Upstream::start();
+    let rs = rsa_signer(Algorithm::RS256, "rsa-1");
+    let ec = ec_signer("ec-1");
+    let stranger = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&rs, &ec], &[]);
+    let b64 = |v: Value| {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::to_vec(&v).unwrap())
+    };
+    // `alg: none` with no signature.
+    let none = format!(
+        "{}.{}.",
+        b64(json!({"alg": "none", "typ": "JWT", "kid": "rsa-1"})),
+        b64(claims(json!({})))
+    );
+    // HS256 keyed with the RSA key's public modulus (what a verifier that
+    // takes `alg` from the token would accept).
+    let public = match &rs.jwk.algorithm {
+        jsonwebtoken::jwk::AlgorithmParameters::RSA(rsa) => rsa.n.clone(),
+        _ => unreachable!(),
+    };
+    let mut hs_header = Header::new(Algorithm::HS256);
+    hs_header.kid = Some("rsa-1".into());
+    let hmac = jsonwebtoken::encode(
+        &hs_header,
+        &claims(json!({})),
+        &EncodingKey::from_secret(public.as_bytes()).unwrap(),
+    )
+    .unwrap();
+    // PS256 with a key the JWKS gives for RS256 only.
+    let mut ps_header = Header::new(Algorithm::PS256);
+    ps_header.kid = Some("rsa-1".into());
+    let wrong_alg = jsonwebtoken::encode(
+        &ps_header,
+        &claims(json!({})),
+        &EncodingKey::from_rsa_der(rsa_der()),
+    )
+    .unwrap();
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "wrong_audience",
+            ec.sign(&claims(json!({"aud": "https://other.example/mcp"}))),
+        ),
+        ("wrong_audience", ec.sign(&claims(json!({"aud": null})))),
+        (
+            "wrong_issuer",
+            ec.sign(&claims(json!({"iss": "https://evil.example"}))),
+        ),
+        (
+            "token_expired",
+            ec.sign(&claims(json!({"exp": now() - 600}))),
+        ),
+        (
+            "token_invalid",
+            ec.sign(&claims(json!({"nbf": now() + 600}))),
+        ),
+        ("token_invalid", ec.sign(&claims(json!({"exp": null})))),
+        ("token_invalid", stranger.sign(&claims(json!({})))),
+        ("token_invalid", none),
+        ("token_invalid", hmac),
+        ("token_invalid", wrong_alg),
+        ("token_invalid", "not.a.token".to_owned()),
+        ("token_invalid", "x".repeat(6000)),
+    ];
+    for (reason, token) in cases {
+        let before = server.metric(&series(reason, 401));
+        let answer = call(&server, "echo", 3, &bearer(&token));
+        assert_refused(&answer, 401, Value::Null, &token);
+        let challenge = answer.header("WWW-Authenticate").unwrap_or_default();
+        assert!(
+            challenge.starts_with("Bearer error=\"invalid_token\"")
+                && challenge.contains(&format!("resource_metadata=\"{METADATA_URL}\"")),
+            "{reason}: {challenge}"
+        );
+        assert_eq!(
+            server.metric(&series(reason, 401)),
+            before + 1,
+            "{reason}: {}",
+            String::from_utf8_lossy(&answer.body)
+        );
+    }
+    assert_eq!(upstream.count(), 0);
+}
+
+#[test]
+fn a_tool_call_without_its_scope_is_403_insufficient_scope() {
+    let upstream = Upstream::start();
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &[]);
+    let token = signer.sign(&claims(json!({"scope": "mcp"})));
+    let before = server.metric(&series("insufficient_scope", 403));
+    let answer = call(&server, "echo", 42, &bearer(&token));
+    // A parsed request: its id is echoed.
+    assert_refused(&answer, 403, json!(42), &token);
+    assert_eq!(
+        answer.header("WWW-Authenticate"),
+        Some(
+            format!(
+                "Bearer error=\"insufficient_scope\", scope=\"tools:echo\", resource_metadata=\"{METADATA_URL}\""
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        server.metric(&series("insufficient_scope", 403)),
+        before + 1
+    );
+    assert_eq!(upstream.count(), 0);
+    // Tools without a scope of their own, and the scoped one with it.
+    assert_relayed(&call(&server, "ping", 1, &bearer(&token)));
+    let scoped = signer.sign(&claims(json!({"scp": ["mcp", "tools:echo"]})));
+    assert_relayed(&call(&server, "echo", 2, &bearer(&scoped)));
+    assert_eq!(upstream.count(), 2);
+}
+
+/// The answer to a `tools/list` with `token`.
+fn list(server: &Server, token: &str) -> Answer {
+    let message = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+        "params": {"_meta": meta()}});
+    let body = serde_json::to_vec(&message).unwrap();
+    server.send(&post(
+        "/mcp",
+        &modern_headers(&message),
+        &body,
+        &format!("{CLIENT_HEADERS}{}", bearer(token)),
+    ))
+}
+
+/// The names of the tools a `tools/list` with `token` gets.
+fn listed(server: &Server, token: &str) -> Vec<String> {
+    let answer = list(server, token);
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    answer.json()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_tools_list_answer_lists_only_the_tools_the_callers_scopes_allow() {
+    let upstream = Upstream::start();
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &[]);
+    let without = signer.sign(&claims(json!({"scope": "mcp"})));
+    assert_eq!(listed(&server, &without), ["ping"]);
+    let with = signer.sign(&claims(json!({"scope": "mcp tools:echo"})));
+    assert_eq!(listed(&server, &with), ["echo", "ping"]);
+    assert_eq!(upstream.count(), 2);
+}
+
+#[test]
+fn a_listing_too_large_to_filter_is_502_never_sent_unfiltered() {
+    let tools: Vec<Value> = (0..200)
+        .map(|n| json!({"name": format!("tool_{n:03}"), "inputSchema": {"type": "object"}}))
+        .chain([json!({"name": "echo", "inputSchema": {"type": "object"}})])
+        .collect();
+    let listing = json!({"jsonrpc": "2.0", "id": 5, "result": {"tools": tools}}).to_string();
+    assert!(listing.len() > 4096);
+    let upstream = Upstream::listing(listing);
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &["--body-limit", "4096"]);
+    let token = signer.sign(&claims(json!({"scope": "mcp"})));
+    let answer = list(&server, &token);
+    assert_eq!(answer.status, 502);
+    assert_eq!(answer.json()["error"]["code"], json!(-32603));
+    assert!(!String::from_utf8_lossy(&answer.body).contains("echo"));
+    // A caller granted every tool's scopes gets the answer as it streams.
+    let full = signer.sign(&claims(json!({"scope": "mcp tools:echo"})));
+    let answer = list(&server, &full);
+    assert_eq!(answer.status, 200);
+    assert_eq!(
+        answer.json()["result"]["tools"].as_array().unwrap().len(),
+        201
+    );
+}
+
+#[test]
+fn scopes_required_for_every_request_are_403_when_missing() {
+    let upstream = Upstream::start();
+    let signer = ec_signer("ec-1");
+    let server = gateway(
+        &upstream,
+        &[&signer],
+        &["--oauth-scopes-required", "mcp,read"],
+    );
+    let token = signer.sign(&claims(json!({"scope": "mcp"})));
+    let answer = call(&server, "ping", 1, &bearer(&token));
+    assert_refused(&answer, 403, Value::Null, &token);
+    assert_eq!(
+        answer.header("WWW-Authenticate"),
+        Some(
+            format!(
+                "Bearer error=\"insufficient_scope\", scope=\"mcp read\", resource_metadata=\"{METADATA_URL}\""
+            )
+            .as_str()
+        )
+    );
+    let token = signer.sign(&claims(json!({"scope": "read mcp"})));
+    assert_relayed(&call(&server, "ping", 1, &bearer(&token)));
+}
+
+/// `answer` is the upstream's result, relayed.
+fn assert_relayed(answer: &Answer) {
+    assert_eq!(
+        (
+            answer.status,
+            &answer.json()["result"]["content"][0]["text"]
+        ),
+        (200, &json!("ok")),
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+}
+
+/// Retries `call` until it answers `status` or 10 s pass.
+fn eventually(status: u16, mut call: impl FnMut() -> Answer) -> Answer {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = call();
+        if answer.status == status || Instant::now() > deadline {
+            return answer;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A gateway in front of `upstream` fetching its JWKS from `jwks`,
+/// reloading it at most once a second.
+fn url_gateway(upstream: &Upstream, jwks: &JwksServer) -> Server {
+    Server::start(&[
+        "--upstream",
+        &upstream.url(),
+        "--oauth-issuer",
+        ISSUER,
+        "--oauth-resource",
+        RESOURCE,
+        "--oauth-jwks-url",
+        &jwks.url(),
+        "--oauth-jwks-refresh-secs",
+        "1",
+    ])
+}
+
+#[test]
+fn a_rotated_jwks_served_over_http_is_reloaded_on_an_unknown_key_id() {
+    let upstream = Upstream::start();
+    let old = ec_signer("old");
+    let new = ed_signer("new");
+    let jwks = JwksServer::start(&jwks(&[&old]));
+    let server = url_gateway(&upstream, &jwks);
+    assert_eq!(jwks.fetches.load(Ordering::SeqCst), 1);
+    let old_token = old.sign(&claims(json!({})));
+    let new_token = new.sign(&claims(json!({})));
+    assert_relayed(&call(&server, "ping", 1, &bearer(&old_token)));
+    // The authorization server rotates: the new key only.
+    jwks.serve(Some(self::jwks(&[&new])));
+    let answer = eventually(200, || call(&server, "ping", 1, &bearer(&new_token)));
+    assert_relayed(&answer);
+    // A burst of unknown key ids reloads at most once a second.
+    let fetched = jwks.fetches.load(Ordering::SeqCst);
+    let stranger = ec_signer("unknown").sign(&claims(json!({})));
+    let started = Instant::now();
+    for _ in 0..20 {
+        assert_eq!(call(&server, "ping", 1, &bearer(&stranger)).status, 401);
+    }
+    let seconds = started.elapsed().as_secs() as usize;
+    thread::sleep(Duration::from_millis(300));
+    assert!(
+        jwks.fetches.load(Ordering::SeqCst) <= fetched + seconds + 2,
+        "{} fetches",
+        jwks.fetches.load(Ordering::SeqCst) - fetched
+    );
+}
+
+#[test]
+fn a_failed_reload_keeps_the_keys_in_service() {
+    let upstream = Upstream::start();
+    let signer = rsa_signer(Algorithm::RS256, "rsa-1");
+    let jwks = JwksServer::start(&jwks(&[&signer]));
+    let server = url_gateway(&upstream, &jwks);
+    let stranger = ec_signer("unknown").sign(&claims(json!({})));
+    // An authorization server that fails, then one that serves a
+    // malformed JWKS, then one with a symmetric key.
+    for (fetches, served) in [
+        (2, None),
+        (3, Some("{\"keys\": [{\"kty\": 7".to_owned())),
+        (
+            4,
+            Some(r#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#.to_owned()),
+        ),
+    ] {
+        jwks.serve(served);
+        // Unknown key ids until a reload is tried (at most once a second).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while jwks.fetches.load(Ordering::SeqCst) < fetches && Instant::now() < deadline {
+            assert_eq!(call(&server, "ping", 1, &bearer(&stranger)).status, 401);
+            thread::sleep(Duration::from_millis(100));
+        }
+        assert!(
+            jwks.fetches.load(Ordering::SeqCst) >= fetches,
+            "no reload was tried"
+        );
+        thread::sleep(Duration::from_millis(200));
+        // A token the server has not verified before (nothing cached).
+        let token = signer.sign(&claims(json!({"sub": format!("user-{fetches}")})));
+        assert_relayed(&call(&server, "ping", 1, &bearer(&token)));
+    }
+}
+
+/// `serve` with `args` fails at start, naming `key`.
+fn fails_naming(args: &[&str], key: &str) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{args:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&format!("`{key}`")), "{args:?}: {stderr}");
+}
+
+#[test]
+fn a_start_with_a_bad_oauth_setting_fails_naming_its_key() {
+    let signer = ec_signer("ec-1");
+    let good = write_file(&jwks(&[&signer]));
+    let good = good.to_str().unwrap();
+    let base = |issuer: &'static str, jwks: &str| -> Vec<String> {
+        [
+            "--oauth-issuer",
+            issuer,
+            "--oauth-resource",
+            RESOURCE,
+            "--oauth-jwks-file",
+            jwks,
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    let run = |args: Vec<String>, key: &str| {
+        fails_naming(&args.iter().map(String::as_str).collect::<Vec<_>>(), key)
+    };
+    run(base("auth.example", good), "oauth_issuer");
+    run(base(ISSUER, "/no/such/jwks.json"), "oauth_jwks_file");
+    let hs = write_file(r#"{"keys":[{"kty":"RSA","alg":"RS999","n":"AQAB","e":"AQAB"}]}"#);
+    run(base(ISSUER, hs.to_str().unwrap()), "oauth_jwks_file");
+    let malformed = write_file(r#"{"keys":[{"kty":"RSA","n":"%%%","e":{}}]}"#);
+    run(base(ISSUER, malformed.to_str().unwrap()), "oauth_jwks_file");
+    let mut both = base(ISSUER, good);
+    both.extend(["--bearer-tokens".to_owned(), "t".to_owned()]);
+    run(both, "bearer_tokens");
+    let mut bad_scope = base(ISSUER, good);
+    bad_scope.extend(["--oauth-scopes-required".to_owned(), "a\"b".to_owned()]);
+    run(bad_scope, "oauth_scopes_required");
+    run(
+        vec!["--oauth-resource".to_owned(), RESOURCE.to_owned()],
+        "oauth_issuer",
+    );
+}
+
+#[test]
+fn oauth_keys_are_read_from_the_toml_file_and_mcpgate_variables() {
+    let signer = ed_signer("ed-1");
+    let jwks = write_file(&jwks(&[&signer]));
+    let config = write_file(&format!(
+        "oauth_issuer = \"{ISSUER}\"\n\
+         oauth_resource = \"{RESOURCE}\"\n\
+         oauth_jwks_file = {:?}\n\
+         oauth_authorization_servers = [\"https://login.example\"]\n\
+         oauth_tool_scopes = {{ echo = [\"tools:echo\"] }}\n",
+        jwks.to_str().unwrap()
+    ));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--workers", "1"])
+        .arg("--config")
+        .arg(&config)
+        .env("MCPGATE_OAUTH_SCOPES_REQUIRED", "mcp")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let server = Server {
+        address: line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap()
+            .parse()
+            .unwrap(),
+        child,
+    };
+    let answer =
+        server.send(b"GET /.well-known/oauth-protected-resource HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        answer.json(),
+        json!({
+            "resource": RESOURCE,
+            "authorization_servers": ["https://login.example"],
+            "scopes_supported": ["mcp", "tools:echo"],
+            "bearer_methods_supported": ["header"],
+        })
+    );
+}
