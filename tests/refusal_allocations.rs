@@ -226,7 +226,10 @@ fn a_tool_dialect_refusal() {
     arguments["colour"] = json!("red");
     let (headers, body) = tool_call("search_orders", arguments);
     let (allocations, _) = per_refusal(&case.gate, &headers, &body, Reason::InvalidArguments);
-    assert_eq!(allocations, 32);
+    // The one left is not the refusal's own: the explaining walk asks
+    // jsonschema's `email` format whether the (valid) `buyerEmail` is
+    // one, and its parser keeps a copy of the address it accepts.
+    assert_eq!(allocations, 1);
 }
 
 #[test]
