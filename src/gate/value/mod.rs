@@ -20,8 +20,7 @@ use serde_json::Value;
 
 use crate::catalog::Tool;
 use crate::distill::{
-    Collector, Distilled, ECHO_BOUND, FoundProblem, Keyword, PathToken, cut_at_echo_bound,
-    missing_property,
+    Collector, Distilled, ECHO_BOUND, FoundProblem, Keyword, PathToken, missing_property,
 };
 use crate::parse::{NodeKind, ParseLimits, Parser, TapeNode};
 use crate::reject::codes::tool_error_code;
@@ -351,7 +350,7 @@ fn summary<'b>(
     problem_count: usize,
     first: Option<&Detail<'_>>,
 ) -> &'b str {
-    let tool = cut_at_echo_bound(tool);
+    let tool = hints::cut(arena, tool);
     let Some(first) = first else {
         return bumpalo::format!(in arena, "Invalid arguments for tool '{}'", tool).into_bump_str();
     };
@@ -394,9 +393,13 @@ fn dotted_in<'b>(arena: &'b Bump, tokens: &[PathToken<'_>]) -> &'b str {
                 out.push_str(key);
             }
             PathToken::Key(key) => {
-                let cut = cut_at_echo_bound(key);
+                let cut = hints::cut(arena, key);
                 out.push('[');
-                out.push_str(&Value::from(&*cut).to_string());
+                let mark = out.len();
+                if serde_json::to_writer(ArenaWriter(&mut out), cut).is_err() {
+                    out.truncate(mark);
+                    out.push_str(&Value::from(cut).to_string());
+                }
                 out.push(']');
             }
         }
@@ -412,6 +415,23 @@ fn is_plain_key(key: &str) -> bool {
             .all(|c| !c.is_control() && !matches!(c, '.' | '[' | ']' | '"' | ' '))
 }
 
+/// Lets serde_json write a JSON string into an arena string.
+struct ArenaWriter<'o, 'b>(&'o mut ArenaString<'b>);
+
+impl std::io::Write for ArenaWriter<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // serde_json writes a string in pieces cut only around the ASCII
+        // characters it escapes, so each piece is text on its own.
+        let text = std::str::from_utf8(buf).map_err(|_| std::io::ErrorKind::InvalidData)?;
+        self.0.push_str(text);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A location under `arguments` as an RFC 6901 pointer, cut.
 fn pointer_in<'b>(arena: &'b Bump, tokens: &[PathToken<'_>]) -> &'b str {
     let mut out = ArenaString::new_in(arena);
@@ -423,7 +443,7 @@ fn pointer_in<'b>(arena: &'b Bump, tokens: &[PathToken<'_>]) -> &'b str {
         match *token {
             PathToken::Index(index) => out.push_str(itoa::Buffer::new().format(index)),
             PathToken::Key(key) => {
-                for c in cut_at_echo_bound(key).chars() {
+                for c in hints::cut(arena, key).chars() {
                     match c {
                         '~' => out.push_str("~0"),
                         '/' => out.push_str("~1"),
@@ -464,6 +484,20 @@ mod tests {
         assert_eq!(pointer_in(&arena, &tokens), "/lines/3/sku/a.b");
         assert_eq!(pointer_in(&arena, &[PathToken::Key("a~/b")]), "/a~0~1b");
         assert_eq!(dotted_in(&arena, &[]), "");
+        for odd in [
+            "a b",
+            "q\"uote",
+            "tab\there",
+            "back\\slash.",
+            "é.ü",
+            "\u{1}",
+        ] {
+            let quoted = Value::from(odd).to_string();
+            assert_eq!(
+                dotted_in(&arena, &[PathToken::Key(odd)]),
+                format!("[{quoted}]")
+            );
+        }
         let long = "k".repeat(1 << 20);
         let long = [PathToken::Key(&long)];
         assert!(dotted_in(&arena, &long).len() <= ECHO_BOUND + 8);
