@@ -226,7 +226,24 @@ fn a_tool_dialect_refusal() {
     arguments["colour"] = json!("red");
     let (headers, body) = tool_call("search_orders", arguments);
     let (allocations, _) = per_refusal(&case.gate, &headers, &body, Reason::InvalidArguments);
-    assert_eq!(allocations, 32);
+    // The one left is not the refusal's own: the explaining walk asks
+    // jsonschema's `email` format whether the (valid) `buyerEmail` is
+    // one, and its parser keeps a copy of the address it accepts.
+    assert_eq!(allocations, 1);
+}
+
+#[test]
+fn a_tool_dialect_refusal_of_odd_and_long_keys() {
+    // Keys quoted in the dotted path, and one cut at the echo bound (short
+    // enough for the collector to keep its entry for the next refusal).
+    let case = SearchOrders::new();
+    let mut arguments = bodies::search_orders_arguments();
+    arguments["colour \"name\""] = json!("red");
+    arguments["k".repeat(1 << 9)] = json!(1);
+    let (headers, body) = tool_call("search_orders", arguments);
+    let (allocations, _) = per_refusal(&case.gate, &headers, &body, Reason::InvalidArguments);
+    // As above: the `email` format's copy of `buyerEmail`.
+    assert_eq!(allocations, 1);
 }
 
 #[test]

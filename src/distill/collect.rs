@@ -380,11 +380,14 @@ impl Collector {
     /// The distilled answer of the first class, in class order, that found
     /// a problem, with that class; the collector is cleared for reuse.
     pub fn finish_first_class(&mut self) -> Option<(Distilled, usize)> {
-        let first = (0..self.parts.len())
-            .find(|&class| self.parts[class].problem_count > 0)
-            .map(|class| (self.distill(class), class));
+        let first = self.first_class().map(|class| (self.distill(class), class));
         self.clear();
         first
+    }
+
+    /// The first class, in class order, that found a problem.
+    pub fn first_class(&self) -> Option<usize> {
+        (0..self.parts.len()).find(|&class| self.parts[class].problem_count > 0)
     }
 
     /// What class `class` found, read in place (see [`Found`]): each kept
@@ -475,6 +478,34 @@ impl<'c> FoundLocation<'c> {
     pub fn problem_count(self) -> usize {
         self.entry.problems.len()
     }
+
+    /// As [`LocationReport::received_type`].
+    pub fn received_type(self) -> &'static str {
+        self.entry.received_type
+    }
+
+    /// As [`LocationReport::path`], borrowed (keys uncut).
+    pub fn path(self) -> impl Iterator<Item = PathToken<'c>> + Clone + 'c {
+        self.entry.path()
+    }
+
+    /// [`LocationReport::problems`], borrowed, in order.
+    pub fn problems(self) -> impl Iterator<Item = FoundProblem<'c>> + 'c {
+        let entry = self.entry;
+        entry.problems.iter().map(move |kept| FoundProblem {
+            keyword: kept.keyword,
+            via: kept.via,
+            text: entry.text(kept),
+        })
+    }
+}
+
+/// One problem of a [`FoundLocation`], as a [`Problem`] borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct FoundProblem<'c> {
+    pub keyword: Keyword,
+    pub via: Option<Keyword>,
+    pub text: &'c str,
 }
 
 impl Entry {

@@ -32,9 +32,10 @@ use serde_json::Value;
 
 pub use build::local_pointer;
 pub use collect::{
-    Collector, Distilled, Found, LocationReport, Problem, summary_line, write_summary_line,
+    Collector, Distilled, Found, FoundProblem, LocationReport, Problem, summary_line,
+    write_summary_line,
 };
-pub use path::{OwnedTok, PathToken, cut_at_echo_bound, within_echo_bound};
+pub use path::{PathToken, cut_at_echo_bound, within_echo_bound};
 
 use keywords::SchemaNode;
 use walk::{OnFalse, Walker};
@@ -55,11 +56,11 @@ pub const STEP_BUDGET: u64 = 1 << 24;
 
 /// The property a `required` problem's text names (`None` for other texts
 /// and for a name cut at the echo bound).
-pub fn missing_property(problem: &Problem) -> Option<&str> {
-    if problem.keyword != Keyword::Required {
+pub fn missing_property(keyword: Keyword, text: &str) -> Option<&str> {
+    if keyword != Keyword::Required {
         return None;
     }
-    texts::required_property(&problem.text)
+    texts::required_property(text)
 }
 
 /// How an explainer reads the schema.

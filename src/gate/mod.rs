@@ -33,6 +33,7 @@ use lane::LaneRefusal;
 use crate::catalog::{Catalog, CatalogOptions, CatalogSource, Relearn};
 use crate::protocol::{CompileRootError, Lane, Revision, RootKind, SchemaDocument};
 use crate::reject::codes::DataKey;
+use crate::reject::dialect::ToolError;
 use crate::reject::envelope::DataValue;
 use crate::reject::normalized;
 use crate::reject::out::with_arena;
@@ -858,16 +859,19 @@ impl Gate {
             Pass::First => Some(normalized::render(&plan.events)),
         };
         if !valid {
-            let (distilled, _gate) = value::explain(tool, arguments);
-            let mut error = value::tool_error(tool, &distilled, arguments);
             let told = self.config.normalization_meta.then(normalized).flatten();
-            error.normalized = told.as_deref();
-            return Err(self.rejections.send_tool_error(
-                Reason::InvalidArguments,
-                message,
-                revision.lane() == Lane::Modern,
-                &error,
-            ));
+            return Err(value::refuse(tool, arguments, |error| {
+                let error = ToolError {
+                    normalized: told.as_deref(),
+                    ..error.clone()
+                };
+                self.rejections.send_tool_error(
+                    Reason::InvalidArguments,
+                    message,
+                    revision.lane() == Lane::Modern,
+                    &error,
+                )
+            }));
         }
         if revision.lane() == Lane::Modern
             && let Err(mismatch) = value::params::check(&tool.header_params, arguments, headers)

@@ -19,17 +19,19 @@ pub const MAX_EXAMPLES: usize = 3;
 /// The largest example of valid input sent (bytes).
 pub const MAX_EXAMPLE_BYTES: usize = 1024;
 
-/// What the envelope says; texts are cut when written.
+/// What the envelope says, borrowed (its texts built where the caller
+/// keeps them, a per-thread arena for a refusal); texts are cut when
+/// written.
 #[derive(Debug, Clone, Default)]
 pub struct ToolError<'a> {
     /// The tool's name (from the catalog).
     pub tool: &'a str,
     /// One line: what is wrong, how much of it.
-    pub summary: String,
-    pub details: Vec<Detail>,
+    pub summary: &'a str,
+    pub details: &'a [Detail<'a>],
     /// Distinct locations with a problem, reported or not.
     pub total: usize,
-    pub hints: Vec<String>,
+    pub hints: &'a [&'a str],
     /// Valid inputs the tool's schema gives as `examples`.
     pub examples: &'a [Value],
     /// The `error_code` of the first detail.
@@ -41,13 +43,13 @@ pub struct ToolError<'a> {
 
 /// One problem at one location.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Detail {
+pub struct Detail<'a> {
     /// Dotted path under `arguments` (`filters.region`, `items[3].sku`),
     /// empty for the arguments object itself.
-    pub path: String,
+    pub path: &'a str,
     /// The same location as an RFC 6901 pointer under `arguments`.
-    pub pointer: String,
-    pub issue: String,
+    pub pointer: &'a str,
+    pub issue: &'a str,
     pub received_type: &'static str,
     /// The JSON Schema keyword that refused the value.
     pub keyword: &'static str,
@@ -82,16 +84,16 @@ pub fn write_tool_error(
 /// per problem and hint.
 fn write_plain_text(out: &mut BytesMut, error: &ToolError<'_>) {
     out.put_u8(b'"');
-    escape_one_line(out, &error.summary);
-    for detail in &error.details {
+    escape_one_line(out, error.summary);
+    for detail in error.details {
         escape(out, "\n- ");
         if detail.path.is_empty() {
             escape(out, "arguments");
         } else {
-            escape(out, &detail.path);
+            escape(out, detail.path);
         }
         escape(out, ": ");
-        escape(out, &detail.issue);
+        escape(out, detail.issue);
     }
     // The distinct locations shown (a handful: no set needed).
     let shown = error
@@ -126,18 +128,18 @@ fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
     out.extend_from_slice(b",\"tool\":");
     write_bounded(out, error.tool);
     out.extend_from_slice(b",\"summary\":");
-    write_one_line(out, &error.summary);
+    write_one_line(out, error.summary);
     out.extend_from_slice(b",\"details\":[");
     for (n, detail) in error.details.iter().enumerate() {
         if n > 0 {
             out.put_u8(b',');
         }
         out.extend_from_slice(b"{\"path\":");
-        write_bounded(out, &detail.path);
+        write_bounded(out, detail.path);
         out.extend_from_slice(b",\"pointer\":");
-        write_bounded(out, &detail.pointer);
+        write_bounded(out, detail.pointer);
         out.extend_from_slice(b",\"issue\":");
-        write_bounded(out, &detail.issue);
+        write_bounded(out, detail.issue);
         out.extend_from_slice(b",\"received_type\":");
         write_string(out, detail.received_type);
         out.extend_from_slice(b",\"keyword\":");
@@ -196,18 +198,17 @@ mod tests {
     fn the_answer_is_a_tool_result_with_the_envelope() {
         let error = ToolError {
             tool: "search",
-            summary: "Invalid arguments for tool search: expected integer, found string at limit"
-                .into(),
-            details: vec![Detail {
-                path: "limit".into(),
-                pointer: "/limit".into(),
-                issue: "expected integer, found string".into(),
+            summary: "Invalid arguments for tool search: expected integer, found string at limit",
+            details: &[Detail {
+                path: "limit",
+                pointer: "/limit",
+                issue: "expected integer, found string",
                 received_type: "string",
                 keyword: "type",
                 error_code: "SCHEMA_TYPE_MISMATCH",
             }],
             total: 1,
-            hints: vec!["Send a value of the schema-declared type for limit.".into()],
+            hints: &["Send a value of the schema-declared type for limit."],
             examples: &[],
             error_code: "SCHEMA_TYPE_MISMATCH",
             normalized: Some(b"[{\"kind\":\"coerced\"}]"),

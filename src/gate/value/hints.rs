@@ -6,10 +6,14 @@
 //! (the schema's words) and from the sent key or value only to compare;
 //! a sent key is quoted only cut at the echo bound.
 
+use std::fmt::Write as _;
+
+use bumpalo::Bump;
+use bumpalo::collections::{String as ArenaString, Vec as ArenaVec};
 use serde_json::Value;
 
 use crate::catalog::subschemas::resolve;
-use crate::distill::{Keyword, OwnedTok, cut_at_echo_bound};
+use crate::distill::{Keyword, PathToken, within_echo_bound};
 use crate::parse::TapeNode;
 use crate::reject::codes::{TOOL_ERROR_FALLBACK, tool_error_code};
 
@@ -21,28 +25,34 @@ const MAX_ALLOWED: usize = 10;
 const MAX_COMPARED: usize = 64;
 
 /// The schemas of `root` that apply at `path` (parts applied in place
-/// included), as far as they can be read without the instance.
-pub fn schemas_at<'s>(root: &'s Value, path: &[OwnedTok]) -> Vec<&'s Value> {
-    let mut here = Vec::new();
+/// included), as far as they can be read without the instance; gathered
+/// in `arena`, as the hint that reads them is.
+pub fn schemas_at<'s, 'b>(
+    arena: &'b Bump,
+    root: &'s Value,
+    path: &[PathToken<'_>],
+) -> ArenaVec<'b, &'s Value> {
+    let mut here = ArenaVec::new_in(arena);
+    let mut next = ArenaVec::new_in(arena);
     expand(root, root, &mut here, 0);
     for token in path {
-        let mut next = Vec::new();
+        next.clear();
         for schema in &here {
-            let child = match token {
-                OwnedTok::Key(key) => schema
+            let child = match *token {
+                PathToken::Key(key) => schema
                     .get("properties")
-                    .and_then(|p| p.get(&**key))
+                    .and_then(|p| p.get(key))
                     .or_else(|| schema.get("additionalProperties")),
-                OwnedTok::Index(index) => schema
+                PathToken::Index(index) => schema
                     .get("prefixItems")
-                    .and_then(|p| p.get(*index))
+                    .and_then(|p| p.get(index))
                     .or_else(|| schema.get("items")),
             };
             if let Some(child) = child {
                 expand(root, child, &mut next, 0);
             }
         }
-        here = next;
+        std::mem::swap(&mut here, &mut next);
         if here.is_empty() {
             break;
         }
@@ -51,7 +61,7 @@ pub fn schemas_at<'s>(root: &'s Value, path: &[OwnedTok]) -> Vec<&'s Value> {
 }
 
 /// `schema` and the parts applied with it in place.
-fn expand<'s>(root: &'s Value, schema: &'s Value, out: &mut Vec<&'s Value>, depth: usize) {
+fn expand<'s>(root: &'s Value, schema: &'s Value, out: &mut ArenaVec<'_, &'s Value>, depth: usize) {
     if depth > 16 || out.len() >= MAX_SCHEMAS || !schema.is_object() {
         return;
     }
@@ -88,7 +98,7 @@ pub struct HintInput<'h, 'a> {
     pub keyword: Keyword,
     /// The dotted path of the location.
     pub path: &'h str,
-    pub tokens: &'h [OwnedTok],
+    pub tokens: &'h [PathToken<'h>],
     /// The schemas at the location's parent (for keys) and at it.
     pub parent: &'h [&'h Value],
     pub here: &'h [&'h Value],
@@ -100,7 +110,13 @@ pub struct HintInput<'h, 'a> {
 /// Sent keys compared with a missing property at most.
 const MAX_KEYS_COMPARED: usize = 256;
 
-pub fn hint(input: &HintInput<'_, '_>) -> String {
+/// The hint's text, written in `arena` (a refusal's texts live there
+/// until its answer is written).
+pub fn hint<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> &'b str {
+    hint_text(arena, input).into_bump_str()
+}
+
+fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> {
     let path = if input.path.is_empty() {
         "the arguments"
     } else {
@@ -108,22 +124,23 @@ pub fn hint(input: &HintInput<'_, '_>) -> String {
     };
     match input.keyword {
         Keyword::Required => {
-            if let (Some(OwnedTok::Key(name)), Some(sent)) =
+            if let (Some(PathToken::Key(name)), Some(sent)) =
                 (input.tokens.last(), input.parent_value)
-                && let Some(hint) = missing_hint(name, sent)
+                && let Some(hint) = missing_hint(arena, name, sent)
             {
                 return hint;
             }
         }
         Keyword::AdditionalProperties | Keyword::UnevaluatedProperties => {
-            if let Some(OwnedTok::Key(key)) = input.tokens.last() {
-                let names = property_names(input.parent);
-                if let Some(hint) = key_hint(key, &names) {
+            if let Some(PathToken::Key(key)) = input.tokens.last() {
+                let names = property_names(arena, input.parent);
+                if let Some(hint) = key_hint(arena, key, &names) {
                     return hint;
                 }
                 return fill(
+                    arena,
                     tool_error_code("additionalProperties").hint,
-                    &[("path", path), ("extra", &cut_at_echo_bound(key))],
+                    &[("path", path), ("extra", cut(arena, key))],
                 );
             }
         }
@@ -134,22 +151,24 @@ pub fn hint(input: &HintInput<'_, '_>) -> String {
                         *a != text && a.len() <= MAX_COMPARED && a.eq_ignore_ascii_case(text)
                     })
                 {
-                    return format!(
+                    return bumpalo::format!(in arena,
                         "Use '{}' for {path}: allowed values are case-sensitive.",
-                        cut_at_echo_bound(same)
+                        cut(arena, same)
                     );
                 }
                 return fill(
+                    arena,
                     tool_error_code("enum").hint,
-                    &[("path", path), ("allowed", &list_values(allowed))],
+                    &[("path", path), ("allowed", &list_values(arena, allowed))],
                 );
             }
         }
         Keyword::Format => {
             if let Some(format) = first(input.here, "format").and_then(Value::as_str) {
                 return fill(
+                    arena,
                     tool_error_code("format").hint,
-                    &[("path", path), ("format", &cut_at_echo_bound(format))],
+                    &[("path", path), ("format", cut(arena, format))],
                 );
             }
         }
@@ -161,8 +180,12 @@ pub fn hint(input: &HintInput<'_, '_>) -> String {
         | Keyword::MinLength => {
             if let Some(limit) = first(input.here, input.keyword.as_str()) {
                 return fill(
+                    arena,
                     tool_error_code(input.keyword.as_str()).hint,
-                    &[("path", path), ("limit", &limit.to_string())],
+                    &[
+                        ("path", path),
+                        ("limit", &bumpalo::format!(in arena, "{}", limit)),
+                    ],
                 );
             }
         }
@@ -170,50 +193,62 @@ pub fn hint(input: &HintInput<'_, '_>) -> String {
     }
     let entry = tool_error_code(input.keyword.as_str());
     if entry.hint.contains("{limit}") || entry.hint.contains("{allowed}") {
-        return fill(TOOL_ERROR_FALLBACK.hint, &[("path", path)]);
+        return fill(arena, TOOL_ERROR_FALLBACK.hint, &[("path", path)]);
     }
     fill(
+        arena,
         entry.hint,
         &[("path", path), ("validator", input.keyword.as_str())],
     )
 }
 
+/// `text` cut at the echo bound, copied into `arena` only when cut.
+pub(super) fn cut<'t>(arena: &'t Bump, text: &'t str) -> &'t str {
+    match within_echo_bound(text) {
+        (kept, false) => kept,
+        (kept, true) => bumpalo::format!(in arena, "{}…", kept).into_bump_str(),
+    }
+}
+
 /// `case_mismatch` or `did_you_mean` for a missing property that a sent
 /// key nearly names.
-fn missing_hint(name: &str, sent: TapeNode<'_>) -> Option<String> {
-    let keys: Vec<&str> = sent
-        .members()
-        .take(MAX_KEYS_COMPARED)
-        .map(|(key, _)| key)
-        .filter(|key| key.len() <= MAX_COMPARED && *key != name)
-        .collect();
+fn missing_hint<'b>(arena: &'b Bump, name: &str, sent: TapeNode<'_>) -> Option<ArenaString<'b>> {
+    let mut keys = ArenaVec::new_in(arena);
+    keys.extend(
+        sent.members()
+            .take(MAX_KEYS_COMPARED)
+            .map(|(key, _)| key)
+            .filter(|key| key.len() <= MAX_COMPARED && *key != name),
+    );
     if let Some(same) = keys.iter().find(|key| key.eq_ignore_ascii_case(name)) {
-        return Some(format!(
-            "Key '{same}' differs from the required property '{name}' only in case: use '{name}'."
+        return Some(bumpalo::format!(in arena,
+            "Key '{}' differs from the required property '{}' only in case: use '{}'.",
+            same, name, name
         ));
     }
     let near = keys
         .iter()
         .copied()
         .find(|key| nearest(key, std::iter::once(name)).is_some())?;
-    Some(format!(
-        "Key '{near}' is not a property: did you mean the required '{name}'?"
+    Some(bumpalo::format!(in arena,
+        "Key '{}' is not a property: did you mean the required '{}'?",
+        near, name
     ))
 }
 
 /// `did_you_mean` or `case_mismatch` for an unknown key among `names`.
-fn key_hint(key: &str, names: &[&str]) -> Option<String> {
-    let key_shown = cut_at_echo_bound(key);
+fn key_hint<'b>(arena: &'b Bump, key: &str, names: &[&str]) -> Option<ArenaString<'b>> {
     if let Some(same) = names
         .iter()
         .find(|name| name.len() <= MAX_COMPARED && name.eq_ignore_ascii_case(key))
     {
-        return Some(format!(
-            "Key '{key_shown}' differs from the property '{same}' only in case: use '{same}'."
+        return Some(bumpalo::format!(in arena,
+            "Key '{}' differs from the property '{same}' only in case: use '{same}'.",
+            cut(arena, key)
         ));
     }
     let near = nearest(key, names.iter().copied())?;
-    Some(format!("Unknown key '{key_shown}': did you mean '{near}'?"))
+    Some(bumpalo::format!(in arena, "Unknown key '{}': did you mean '{near}'?", cut(arena, key)))
 }
 
 /// The name of `candidates` nearest to `sent` by edit distance, if near
@@ -264,12 +299,14 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-fn property_names<'s>(schemas: &[&'s Value]) -> Vec<&'s str> {
-    let mut names: Vec<&str> = schemas
-        .iter()
-        .filter_map(|s| s.get("properties").and_then(Value::as_object))
-        .flat_map(|p| p.keys().map(String::as_str))
-        .collect();
+fn property_names<'s, 'b>(arena: &'b Bump, schemas: &[&'s Value]) -> ArenaVec<'b, &'s str> {
+    let mut names = ArenaVec::new_in(arena);
+    names.extend(
+        schemas
+            .iter()
+            .filter_map(|s| s.get("properties").and_then(Value::as_object))
+            .flat_map(|p| p.keys().map(String::as_str)),
+    );
     names.sort_unstable();
     names.dedup();
     names
@@ -284,30 +321,48 @@ fn first_array<'s>(schemas: &[&'s Value], keyword: &str) -> Option<&'s Vec<Value
 }
 
 /// Allowed values for a hint: strings bare, others as JSON, bounded.
-fn list_values(values: &[Value]) -> String {
-    let mut text = String::new();
+fn list_values<'b>(arena: &'b Bump, values: &[Value]) -> ArenaString<'b> {
+    let mut text = ArenaString::new_in(arena);
     for (i, value) in values.iter().take(MAX_ALLOWED).enumerate() {
         if i > 0 {
             text.push_str(", ");
         }
         match value {
-            Value::String(s) => text.push_str(&cut_at_echo_bound(s)),
-            other => text.push_str(&cut_at_echo_bound(&other.to_string())),
+            Value::String(s) => text.push_str(cut(arena, s)),
+            other => text.push_str(cut(arena, &bumpalo::format!(in arena, "{}", other))),
         }
     }
     if values.len() > MAX_ALLOWED {
-        text.push_str(&format!(" (and {} more)", values.len() - MAX_ALLOWED));
+        let _ = write!(text, " (and {} more)", values.len() - MAX_ALLOWED);
     }
     text
 }
 
-/// A template with `{name}` placeholders filled.
-fn fill(template: &str, values: &[(&str, &str)]) -> String {
-    let mut text = template.to_owned();
+/// A template with `{name}` placeholders filled, one name after another
+/// (a value filled in is read again for the names after it).
+fn fill<'b>(arena: &'b Bump, template: &str, values: &[(&str, &str)]) -> ArenaString<'b> {
+    let mut text = ArenaString::from_str_in(template, arena);
     for (name, value) in values {
-        text = text.replace(&format!("{{{name}}}"), value);
+        let mut filled = ArenaString::with_capacity_in(text.len(), arena);
+        let mut rest = text.as_str();
+        while let Some(at) = placeholder(rest, name) {
+            filled.push_str(&rest[..at]);
+            filled.push_str(value);
+            rest = &rest[at + name.len() + 2..];
+        }
+        filled.push_str(rest);
+        text = filled;
     }
     text
+}
+
+/// Where `{name}` first occurs in `text`.
+fn placeholder(text: &str, name: &str) -> Option<usize> {
+    text.match_indices('{').map(|(at, _)| at).find(|&at| {
+        text[at + 1..]
+            .strip_prefix(name)
+            .is_some_and(|after| after.starts_with('}'))
+    })
 }
 
 #[cfg(test)]
@@ -329,17 +384,31 @@ mod tests {
     }
 
     #[test]
+    fn a_template_is_filled_name_after_name_as_replacing_would() {
+        let arena = Bump::new();
+        let template = "at {path}: {extra} {path} {pat} {other}";
+        let values = [("path", "p{extra}{"), ("extra", "x")];
+        let mut expected = template.to_owned();
+        for (name, value) in values {
+            expected = expected.replace(&format!("{{{name}}}"), value);
+        }
+        assert_eq!(fill(&arena, template, &values).as_str(), expected);
+        assert_eq!(fill(&arena, "none", &values).as_str(), "none");
+    }
+
+    #[test]
     fn schemas_are_found_through_references_and_items() {
         let root = json!({
             "$defs": {"line": {"properties": {"sku": {"type": "string", "maxLength": 8}}}},
             "properties": {"lines": {"type": "array", "items": {"$ref": "#/$defs/line"}}}
         });
         let path = [
-            OwnedTok::Key("lines".into()),
-            OwnedTok::Index(3),
-            OwnedTok::Key("sku".into()),
+            PathToken::Key("lines"),
+            PathToken::Index(3),
+            PathToken::Key("sku"),
         ];
-        let here = schemas_at(&root, &path);
+        let arena = Bump::new();
+        let here = schemas_at(&arena, &root, &path);
         assert_eq!(first(&here, "maxLength"), Some(&json!(8)));
     }
 }

@@ -12,16 +12,20 @@ pub mod hints;
 pub mod params;
 
 use std::cell::RefCell;
+use std::fmt::Write as _;
 
+use bumpalo::Bump;
+use bumpalo::collections::{String as ArenaString, Vec as ArenaVec};
 use serde_json::Value;
 
 use crate::catalog::Tool;
 use crate::distill::{
-    Collector, Distilled, ECHO_BOUND, Keyword, OwnedTok, cut_at_echo_bound, missing_property,
+    Collector, Distilled, ECHO_BOUND, FoundProblem, Keyword, PathToken, missing_property,
 };
 use crate::parse::{NodeKind, ParseLimits, Parser, TapeNode};
 use crate::reject::codes::tool_error_code;
 use crate::reject::dialect::{Detail, MAX_HINTS, ToolError};
+use crate::reject::out::with_arena;
 use hints::{HintInput, schemas_at};
 
 /// The gates a refused call's problems are sorted into, in order.
@@ -57,13 +61,9 @@ fn gate_class(keyword: Keyword, depth: usize) -> usize {
 const GATES: [Gate; 3] = [Gate::Required, Gate::UnknownKeys, Gate::Values];
 
 /// Explains why `arguments` (absent: `{}`) fail the tool's root, keeping
-/// the problems of the first gate that has any. One walk sorts every
-/// problem into its gate.
-pub fn explain(tool: &Tool, arguments: Option<TapeNode<'_>>) -> (Distilled, Gate) {
-    explain_counted(tool, arguments).0
-}
-
-/// `explain`, with what its walk cost (for tests that hold the cost).
+/// the problems of the first gate that has any (one walk sorts every
+/// problem into its gate), with what the walk cost (for tests that hold
+/// the cost).
 pub fn explain_counted(
     tool: &Tool,
     arguments: Option<TapeNode<'_>>,
@@ -135,69 +135,199 @@ fn explain_into(
     }
 }
 
-/// The envelope for a refused call.
-pub fn tool_error<'t>(
-    tool: &'t Tool,
-    distilled: &Distilled,
+/// Explains why `arguments` (absent: `{}`) fail the tool's root, as
+/// [`explain_counted`] does, and hands `send` the envelope for the refusal: read
+/// from this thread's collector in place, its texts built in this thread's
+/// arena, so that a refusal costs no allocation of its own once they have
+/// grown.
+pub fn refuse<R>(
+    tool: &Tool,
     arguments: Option<TapeNode<'_>>,
-) -> ToolError<'t> {
-    let mut details = Vec::new();
-    let mut hints: Vec<String> = Vec::new();
-    for location in &distilled.locations {
-        for problem in &location.problems {
-            // A missing property is reported where it is missing.
-            let mut tokens = location.path.clone();
-            let mut received_type = location.received_type;
-            if let Some(name) = missing_property(problem) {
-                tokens.push(OwnedTok::Key(name.into()));
-                received_type = "missing";
-            }
-            let path = dotted(&tokens);
-            let code =
-                tool_error_code(contract_keyword(problem.via.unwrap_or(problem.keyword))).code;
-            if problem.keyword != Keyword::Other && hints.len() < MAX_HINTS {
-                let here = schemas_at(&tool.schema, &tokens);
-                let parent = match tokens.split_last() {
-                    Some((_, parent)) => schemas_at(&tool.schema, parent),
-                    None => here.clone(),
+    send: impl FnOnce(&ToolError<'_>) -> R,
+) -> R {
+    if let Some(instance) = arguments {
+        return refuse_over(tool, instance, arguments, send);
+    }
+    let mut parser = Parser::default();
+    match parser.parse(b"{}", ParseLimits { max_depth: 1 }) {
+        Ok(empty) => refuse_over(tool, empty.root(), None, send),
+        Err(_) => with_arena(|arena| {
+            let mut envelope = Envelope::new(arena, tool, None);
+            envelope.unexplained();
+            send(&envelope.finish(1, 1))
+        }),
+    }
+}
+
+fn refuse_over<R>(
+    tool: &Tool,
+    instance: TapeNode<'_>,
+    arguments: Option<TapeNode<'_>>,
+    send: impl FnOnce(&ToolError<'_>) -> R,
+) -> R {
+    COLLECTOR.with(|collector| match collector.try_borrow_mut() {
+        Ok(mut collector) => {
+            let refusal = refuse_from(tool, instance, arguments, &mut collector, send);
+            collector.clear();
+            refusal
+        }
+        // Nested (never in practice): a collector of its own.
+        Err(_) => refuse_from(
+            tool,
+            instance,
+            arguments,
+            &mut Collector::with_classes(gate_class, GATES.len()),
+            send,
+        ),
+    })
+}
+
+fn refuse_from<R>(
+    tool: &Tool,
+    instance: TapeNode<'_>,
+    arguments: Option<TapeNode<'_>>,
+    collector: &mut Collector,
+    send: impl FnOnce(&ToolError<'_>) -> R,
+) -> R {
+    tool.explainer.explain(instance, collector);
+    let class = collector.first_class();
+    with_arena(|arena| {
+        let mut envelope = Envelope::new(arena, tool, arguments);
+        let found = class.map(|class| (collector.found(class), GATES[class]));
+        let (total, problem_count) = match found {
+            Some((found, gate)) if found.total > 0 => {
+                let mut tokens = ArenaVec::new_in(arena);
+                for location in found.locations() {
+                    tokens.clear();
+                    tokens.extend(location.path());
+                    for problem in location.problems() {
+                        envelope.add(&tokens, location.received_type(), problem);
+                    }
+                }
+                let total = if gate == Gate::Required {
+                    // Each missing property is reported at its own location.
+                    found.total.max(found.problem_count)
+                } else {
+                    found.total
                 };
-                let hint = hints::hint(&HintInput {
+                (total, found.problem_count)
+            }
+            _ => {
+                envelope.unexplained();
+                (1, 1)
+            }
+        };
+        send(&envelope.finish(total, problem_count))
+    })
+}
+
+/// The envelope of a refused call, built in an arena one problem after
+/// another.
+struct Envelope<'b, 't, 'a> {
+    arena: &'b Bump,
+    tool: &'t Tool,
+    arguments: Option<TapeNode<'a>>,
+    details: ArenaVec<'b, Detail<'b>>,
+    hints: ArenaVec<'b, &'b str>,
+}
+
+impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
+    fn new(arena: &'b Bump, tool: &'t Tool, arguments: Option<TapeNode<'a>>) -> Self {
+        Envelope {
+            arena,
+            tool,
+            arguments,
+            details: ArenaVec::new_in(arena),
+            hints: ArenaVec::new_in(arena),
+        }
+    }
+
+    /// What is sent when a walk finds no cause for a refusal (as
+    /// [`Distilled::unexplained`]).
+    fn unexplained(&mut self) {
+        self.add(
+            &[],
+            "object",
+            FoundProblem {
+                keyword: Keyword::Other,
+                via: None,
+                text: "value does not match the schema",
+            },
+        );
+    }
+
+    /// One problem at `location`: its detail, and its hint while there is
+    /// room for one.
+    fn add(
+        &mut self,
+        location: &[PathToken<'_>],
+        received_type: &'static str,
+        problem: FoundProblem<'b>,
+    ) {
+        let arena = self.arena;
+        let mut tokens = ArenaVec::with_capacity_in(location.len() + 1, arena);
+        tokens.extend_from_slice(location);
+        let mut received_type = received_type;
+        // A missing property is reported where it is missing.
+        if let Some(name) = missing_property(problem.keyword, problem.text) {
+            tokens.push(PathToken::Key(name));
+            received_type = "missing";
+        }
+        let path = dotted_in(arena, &tokens);
+        let code = tool_error_code(contract_keyword(problem.via.unwrap_or(problem.keyword))).code;
+        if problem.keyword != Keyword::Other && self.hints.len() < MAX_HINTS {
+            let schema = &self.tool.schema;
+            let here = schemas_at(arena, schema, &tokens);
+            let parent = match tokens.split_last() {
+                Some((_, parent)) => schemas_at(arena, schema, parent),
+                None => here.clone(),
+            };
+            let arguments = self.arguments;
+            let hint = hints::hint(
+                arena,
+                &HintInput {
                     keyword: problem.keyword,
-                    path: &path,
+                    path,
                     tokens: &tokens,
                     parent: &parent,
                     here: &here,
                     value: arguments.and_then(|a| value_at(a, &tokens)),
                     parent_value: arguments
                         .and_then(|a| value_at(a, &tokens[..tokens.len().saturating_sub(1)])),
-                });
-                if !hints.contains(&hint) {
-                    hints.push(hint);
-                }
+                },
+            );
+            if !self.hints.contains(&hint) {
+                self.hints.push(hint);
             }
-            details.push(Detail {
-                pointer: pointer(&tokens),
-                path,
-                issue: problem.text.clone(),
-                received_type,
-                keyword: problem.keyword.as_str(),
-                error_code: code,
-            });
         }
+        self.details.push(Detail {
+            pointer: pointer_in(arena, &tokens),
+            path,
+            issue: problem.text,
+            received_type,
+            keyword: problem.keyword.as_str(),
+            error_code: code,
+        });
     }
-    let error_code = details
-        .first()
-        .map(|d| d.error_code)
-        .unwrap_or(tool_error_code("").code);
-    ToolError {
-        tool: &tool.name,
-        summary: summary(&tool.name, distilled, details.first()),
-        details,
-        total: distilled.total,
-        hints,
-        examples: &tool.examples,
-        error_code,
-        normalized: None,
+
+    fn finish(self, total: usize, problem_count: usize) -> ToolError<'b>
+    where
+        't: 'b,
+    {
+        let details = self.details.into_bump_slice();
+        let first = details.first();
+        ToolError {
+            tool: &self.tool.name,
+            summary: summary(self.arena, &self.tool.name, total, problem_count, first),
+            details,
+            total,
+            hints: self.hints.into_bump_slice(),
+            examples: &self.tool.examples,
+            error_code: first
+                .map(|d| d.error_code)
+                .unwrap_or(tool_error_code("").code),
+            normalized: None,
+        }
     }
 }
 
@@ -213,55 +343,68 @@ fn contract_keyword(keyword: Keyword) -> &'static str {
 }
 
 /// One line: the one problem, or how many and where the first is.
-fn summary(tool: &str, distilled: &Distilled, first: Option<&Detail>) -> String {
-    let tool = cut_at_echo_bound(tool);
+fn summary<'b>(
+    arena: &'b Bump,
+    tool: &str,
+    total: usize,
+    problem_count: usize,
+    first: Option<&Detail<'_>>,
+) -> &'b str {
+    let tool = hints::cut(arena, tool);
     let Some(first) = first else {
-        return format!("Invalid arguments for tool '{tool}'");
+        return bumpalo::format!(in arena, "Invalid arguments for tool '{}'", tool).into_bump_str();
     };
     let at = if first.path.is_empty() {
         "arguments"
     } else {
-        &first.path
+        first.path
     };
-    let problems = distilled.problem_count.max(distilled.total);
+    let problems = problem_count.max(total);
     if problems == 1 {
-        return format!(
+        return bumpalo::format!(in arena,
             "Invalid arguments for tool '{tool}': {} at {at}",
             first.issue
-        );
+        )
+        .into_bump_str();
     }
-    format!(
-        "Invalid arguments for tool '{tool}': {problems} problems at {} location{}; first at {at}",
-        distilled.total,
-        if distilled.total == 1 { "" } else { "s" }
+    bumpalo::format!(in arena,
+        "Invalid arguments for tool '{tool}': {problems} problems at {total} location{}; first at {at}",
+        if total == 1 { "" } else { "s" }
     )
+    .into_bump_str()
 }
 
 /// A location under `arguments` as a dotted path: `filters.region`,
 /// `lines[3].sku`, `["odd.key"]`; cut at the echo bound.
-pub fn dotted(tokens: &[OwnedTok]) -> String {
-    let mut out = String::new();
+fn dotted_in<'b>(arena: &'b Bump, tokens: &[PathToken<'_>]) -> &'b str {
+    let mut out = ArenaString::new_in(arena);
     for token in tokens {
         if out.len() > ECHO_BOUND {
             break;
         }
-        match token {
-            OwnedTok::Index(index) => out.push_str(&format!("[{index}]")),
-            OwnedTok::Key(key) if is_plain_key(key) => {
+        match *token {
+            PathToken::Index(index) => {
+                let _ = write!(out, "[{index}]");
+            }
+            PathToken::Key(key) if is_plain_key(key) => {
                 if !out.is_empty() {
                     out.push('.');
                 }
                 out.push_str(key);
             }
-            OwnedTok::Key(key) => {
-                let cut = cut_at_echo_bound(key);
+            PathToken::Key(key) => {
+                let cut = hints::cut(arena, key);
                 out.push('[');
-                out.push_str(&Value::from(&*cut).to_string());
+                let mark = out.len();
+                if serde_json::to_writer(ArenaWriter(&mut out), cut).is_err() {
+                    out.truncate(mark);
+                    out.push_str(&Value::from(cut).to_string());
+                }
                 out.push(']');
             }
         }
     }
-    cut_at_echo_bound(&out).into_owned()
+    hints::cut(arena, out.into_bump_str())
 }
 
 fn is_plain_key(key: &str) -> bool {
@@ -272,32 +415,54 @@ fn is_plain_key(key: &str) -> bool {
             .all(|c| !c.is_control() && !matches!(c, '.' | '[' | ']' | '"' | ' '))
 }
 
+/// Lets serde_json write a JSON string into an arena string.
+struct ArenaWriter<'o, 'b>(&'o mut ArenaString<'b>);
+
+impl std::io::Write for ArenaWriter<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // serde_json writes a string in pieces cut only around the ASCII
+        // characters it escapes, so each piece is text on its own.
+        let text = std::str::from_utf8(buf).map_err(|_| std::io::ErrorKind::InvalidData)?;
+        self.0.push_str(text);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A location under `arguments` as an RFC 6901 pointer, cut.
-fn pointer(tokens: &[OwnedTok]) -> String {
-    let mut out = String::new();
+fn pointer_in<'b>(arena: &'b Bump, tokens: &[PathToken<'_>]) -> &'b str {
+    let mut out = ArenaString::new_in(arena);
     for token in tokens {
         if out.len() > ECHO_BOUND {
             break;
         }
         out.push('/');
-        match token {
-            OwnedTok::Index(index) => out.push_str(&index.to_string()),
-            OwnedTok::Key(key) => {
-                let cut = cut_at_echo_bound(key);
-                out.push_str(&cut.replace('~', "~0").replace('/', "~1"));
+        match *token {
+            PathToken::Index(index) => out.push_str(itoa::Buffer::new().format(index)),
+            PathToken::Key(key) => {
+                for c in hints::cut(arena, key).chars() {
+                    match c {
+                        '~' => out.push_str("~0"),
+                        '/' => out.push_str("~1"),
+                        c => out.push(c),
+                    }
+                }
             }
         }
     }
-    cut_at_echo_bound(&out).into_owned()
+    hints::cut(arena, out.into_bump_str())
 }
 
 /// The sent value at a location.
-fn value_at<'a>(arguments: TapeNode<'a>, tokens: &[OwnedTok]) -> Option<TapeNode<'a>> {
+fn value_at<'a>(arguments: TapeNode<'a>, tokens: &[PathToken<'_>]) -> Option<TapeNode<'a>> {
     tokens
         .iter()
-        .try_fold(arguments, |node, token| match token {
-            OwnedTok::Key(key) if node.kind() == NodeKind::Object => node.get(key),
-            OwnedTok::Index(index) if node.kind() == NodeKind::Array => node.element(*index),
+        .try_fold(arguments, |node, token| match *token {
+            PathToken::Key(key) if node.kind() == NodeKind::Object => node.get(key),
+            PathToken::Index(index) if node.kind() == NodeKind::Array => node.element(index),
             _ => None,
         })
 }
@@ -308,17 +473,34 @@ mod tests {
 
     #[test]
     fn paths_read_as_dotted_names_with_indices_and_quoted_odd_keys() {
+        let arena = Bump::new();
         let tokens = [
-            OwnedTok::Key("lines".into()),
-            OwnedTok::Index(3),
-            OwnedTok::Key("sku".into()),
-            OwnedTok::Key("a.b".into()),
+            PathToken::Key("lines"),
+            PathToken::Index(3),
+            PathToken::Key("sku"),
+            PathToken::Key("a.b"),
         ];
-        assert_eq!(dotted(&tokens), "lines[3].sku[\"a.b\"]");
-        assert_eq!(pointer(&tokens), "/lines/3/sku/a.b");
-        assert_eq!(dotted(&[]), "");
-        let long = [OwnedTok::Key("k".repeat(1 << 20).into())];
-        assert!(dotted(&long).len() <= ECHO_BOUND + 8);
-        assert!(pointer(&long).len() <= ECHO_BOUND + 8);
+        assert_eq!(dotted_in(&arena, &tokens), "lines[3].sku[\"a.b\"]");
+        assert_eq!(pointer_in(&arena, &tokens), "/lines/3/sku/a.b");
+        assert_eq!(pointer_in(&arena, &[PathToken::Key("a~/b")]), "/a~0~1b");
+        assert_eq!(dotted_in(&arena, &[]), "");
+        for odd in [
+            "a b",
+            "q\"uote",
+            "tab\there",
+            "back\\slash.",
+            "é.ü",
+            "\u{1}",
+        ] {
+            let quoted = Value::from(odd).to_string();
+            assert_eq!(
+                dotted_in(&arena, &[PathToken::Key(odd)]),
+                format!("[{quoted}]")
+            );
+        }
+        let long = "k".repeat(1 << 20);
+        let long = [PathToken::Key(&long)];
+        assert!(dotted_in(&arena, &long).len() <= ECHO_BOUND + 8);
+        assert!(pointer_in(&arena, &long).len() <= ECHO_BOUND + 8);
     }
 }
