@@ -311,9 +311,9 @@ impl Collector {
     ) {
         self.seen |= 1 << keyword as u32;
         self.emitted += 1;
-        let kept = self.kept.take();
+        let kept = self.kept.take().unwrap_or(0);
         for part in &mut self.parts {
-            part.kept = kept.map_or(0, |kept| part.kept.min(kept));
+            part.kept = part.kept.min(kept);
         }
         let class = self
             .classes
