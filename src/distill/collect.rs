@@ -48,6 +48,9 @@ struct Part {
     /// Tokens of this class's last reported path the walk has kept since
     /// (see [`Collector::path_kept`]); 0 when not known.
     kept: usize,
+    /// The length of this class's last reported path (read only after a
+    /// report, with `last_past`).
+    last_len: usize,
     problem_count: usize,
     top: Vec<Entry>,
     /// Entries that left the list, kept for their capacity.
@@ -245,6 +248,7 @@ impl Collector {
             part.recycle();
             part.last_past = false;
             part.kept = 0;
+            part.last_len = 0;
         }
         self.kept = None;
         self.rendered = 0;
@@ -331,8 +335,16 @@ impl Collector {
                 self.flagged = true;
             }
         }
+        let depth = path.len();
+        if part.last_past && part.kept == depth && part.last_len == depth {
+            // The very location of this class's last report (the walk kept
+            // its whole path), which sorted past a full list: so does this
+            // problem, and the location is counted already.
+            return;
+        }
         let noted = part.locations.report_kept(path, part.kept);
-        part.kept = path.len();
+        part.kept = depth;
+        part.last_len = depth;
 
         // Past the last of a full list: the common case of a body full of
         // wrong items, decided without a comparison when the last report
