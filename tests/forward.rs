@@ -1427,6 +1427,32 @@ fn initialize_and_server_discover_results_advertise_the_envelope_contract() {
         answer.json()["result"]["capabilities"]["experimental"]["openbridge_envelope"],
         expected
     );
+    // The official example, whose capabilities have no `experimental`
+    // object: one is added, and the result still validates.
+    if let Some(spec) = official_spec("the check against the official DiscoverResult") {
+        let revision = spec.join("2026-07-28");
+        let example =
+            read_json(&revision.join("examples/DiscoverResult/server-capabilities-discovery.json"));
+        assert!(example["capabilities"].get("experimental").is_none());
+        let upstream = answering(example, "");
+        let server = gateway(&upstream.url(), &[]);
+        let answer = post_ok(
+            &server,
+            &modern_headers(&discover),
+            &serde_json::to_vec(&discover).unwrap(),
+        )
+        .json();
+        let capabilities = &answer["result"]["capabilities"];
+        assert_eq!(
+            capabilities["experimental"]["openbridge_envelope"],
+            expected
+        );
+        assert_eq!(capabilities["resources"], json!({}), "{answer}");
+        let official = read_json(&revision.join("schema.json"));
+        let result = mcpgate::internal::protocol::root_schema(&official, "DiscoverResult").unwrap();
+        let result = jsonschema::draft202012::new(&result).unwrap();
+        assert!(result.is_valid(&answer["result"]), "{answer}");
+    }
 }
 
 /// `answering_as` an event stream: a log notification, then the response.
