@@ -100,14 +100,19 @@ thread_local! {
 }
 
 fn explain_gates(tool: &Tool, instance: TapeNode<'_>) -> ((Distilled, Gate), ExplainCost) {
+    with_collector(|collector| explain_into(tool, instance, collector))
+}
+
+/// `f` with this thread's collector, cleared after it (a nested call, never
+/// in practice, gets one of its own).
+fn with_collector<R>(f: impl FnOnce(&mut Collector) -> R) -> R {
     COLLECTOR.with(|collector| match collector.try_borrow_mut() {
-        Ok(mut collector) => explain_into(tool, instance, &mut collector),
-        // Nested (never in practice): a collector of its own.
-        Err(_) => explain_into(
-            tool,
-            instance,
-            &mut Collector::with_classes(gate_class, GATES.len()),
-        ),
+        Ok(mut collector) => {
+            let result = f(&mut collector);
+            collector.clear();
+            result
+        }
+        Err(_) => f(&mut Collector::with_classes(gate_class, GATES.len())),
     })
 }
 
@@ -146,40 +151,19 @@ pub fn refuse<R>(
     send: impl FnOnce(&ToolError<'_>) -> R,
 ) -> R {
     if let Some(instance) = arguments {
-        return refuse_over(tool, instance, arguments, send);
+        return with_collector(|collector| refuse_from(tool, instance, arguments, collector, send));
     }
     let mut parser = Parser::default();
     match parser.parse(b"{}", ParseLimits { max_depth: 1 }) {
-        Ok(empty) => refuse_over(tool, empty.root(), None, send),
+        Ok(empty) => {
+            with_collector(|collector| refuse_from(tool, empty.root(), None, collector, send))
+        }
         Err(_) => with_arena(|arena| {
             let mut envelope = Envelope::new(arena, tool, None);
             envelope.unexplained();
             send(&envelope.finish(1, 1))
         }),
     }
-}
-
-fn refuse_over<R>(
-    tool: &Tool,
-    instance: TapeNode<'_>,
-    arguments: Option<TapeNode<'_>>,
-    send: impl FnOnce(&ToolError<'_>) -> R,
-) -> R {
-    COLLECTOR.with(|collector| match collector.try_borrow_mut() {
-        Ok(mut collector) => {
-            let refusal = refuse_from(tool, instance, arguments, &mut collector, send);
-            collector.clear();
-            refusal
-        }
-        // Nested (never in practice): a collector of its own.
-        Err(_) => refuse_from(
-            tool,
-            instance,
-            arguments,
-            &mut Collector::with_classes(gate_class, GATES.len()),
-            send,
-        ),
-    })
 }
 
 fn refuse_from<R>(
