@@ -1455,6 +1455,38 @@ fn initialize_and_server_discover_results_advertise_the_envelope_contract() {
     }
 }
 
+/// An answer the gateway holds whole (to add the contract's capability to
+/// an `initialize` result) that the upstream breaks off: nothing of it has
+/// been sent, so the client gets a 502 rather than a closed connection.
+#[test]
+fn a_held_answer_the_upstream_breaks_off_is_answered_502() {
+    let upstream = Upstream::start(Arc::new(|_, stream| {
+        let _ = stream.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",",
+        );
+        false
+    }));
+    let server = gateway(&upstream.url(), &[]);
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "c", "version": "1"}}});
+    let answer = server.send(&post(
+        "/mcp",
+        &legacy_headers(),
+        &serde_json::to_vec(&message).unwrap(),
+        CLIENT_HEADERS,
+    ));
+    assert_eq!(
+        answer.status,
+        502,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let body = answer.json();
+    assert_eq!(body["id"], json!(1), "{body}");
+    assert_eq!(upstream.received().len(), 1);
+}
+
 /// `answering_as` an event stream: a log notification, then the response.
 fn answering_events(result: serde_json::Value) -> Upstream {
     answering_as(result, |response| {

@@ -215,8 +215,8 @@ impl UpstreamConn {
         Ok(())
     }
 
-    /// Appends the next part of the body to `out`, reading only when
-    /// nothing is buffered. `Ok(true)`: more may come; `Ok(false)`: the
+    /// Appends the next part of the body to `out` (after what it holds),
+    /// reading only when nothing is buffered. `Ok(true)`: more may come; `Ok(false)`: the
     /// body is complete (`out` may still hold its last part).
     pub async fn next_piece(
         &mut self,
@@ -224,12 +224,15 @@ impl UpstreamConn {
         out: &mut Vec<u8>,
         idle: Duration,
     ) -> Result<bool, BodyEnd> {
+        // `out` may hold earlier pieces (an answer held whole): only what
+        // this call appends ends the wait.
+        let start = out.len();
         loop {
             self.take_buffered(body, out)?;
             if body.is_done() {
                 return Ok(false);
             }
-            if !out.is_empty() {
+            if out.len() > start {
                 return Ok(true);
             }
             match self.fill(Instant::now() + idle).await {

@@ -67,11 +67,19 @@ impl<S: Service> Conn<'_, S> {
         };
         if forward.edit && !head.event_stream && head.status == 200 {
             // Held whole, within the body limit, for the service to edit.
-            while more && data.len() <= limit {
-                more = self
-                    .next_piece(&mut upstream, &mut body, &mut data, idle)
-                    .await?;
-            }
+            let Some(rest) = self
+                .hold(&mut upstream, &mut body, &mut data, more, limit)
+                .await?
+            else {
+                // Nothing of the answer is out yet: the client is answered.
+                let resp = failure_answer(
+                    &*worker.service,
+                    &forward.pending,
+                    UpstreamFailure::BadAnswer,
+                );
+                return self.answer(resp, meta.keep_alive, false, meta).await;
+            };
+            more = rest;
             let whole = (!more && data.len() <= limit).then_some(data.as_slice());
             let service = &*worker.service;
             let edited = catch_unwind(AssertUnwindSafe(|| {
@@ -184,32 +192,25 @@ impl<S: Service> Conn<'_, S> {
     ) -> Result<(), ReadEnd> {
         let worker = self.worker;
         let service = &*worker.service;
-        let idle = idle_timeout(worker);
         let limit = worker.limits.body_limit;
         let mut state = BodyState::new(head.framing);
         let mut body = Vec::new();
-        let mut whole = upstream.take_buffered(&mut state, &mut body).is_ok();
-        let mut more = whole && !state.is_done();
-        while more && body.len() <= limit {
-            let next = monoio::select! {
-                r = upstream.next_piece(&mut state, &mut body, idle) => Some(r),
-                () = client_gone(&self.stream) => None,
-            };
-            match next {
-                None => return Err(ReadEnd::Closed),
-                Some(Ok(m)) => more = m,
-                Some(Err(_)) => {
-                    whole = false;
-                    more = false;
-                }
+        let held = match upstream.take_buffered(&mut state, &mut body) {
+            Ok(()) => {
+                let more = !state.is_done();
+                self.hold(&mut upstream, &mut state, &mut body, more, limit)
+                    .await?
             }
-        }
+            Err(_) => None,
+        };
+        // Whole: nothing more to come, and within the limit.
+        let whole = held == Some(false) && body.len() <= limit;
         let answer = WatchedAnswer {
             status: head.status,
             event_stream: head.event_stream,
             body: &body,
         };
-        let rewritten = (whole && !more && body.len() <= limit)
+        let rewritten = whole
             .then(|| {
                 catch_unwind(AssertUnwindSafe(|| {
                     service.rewrite_answer(&forward.pending, answer)
@@ -259,6 +260,33 @@ impl<S: Service> Conn<'_, S> {
         } else {
             self.out.extend_from_slice(piece);
         }
+    }
+
+    /// Reads the answer's body into `data` until it is whole or past
+    /// `limit`, the client watched meanwhile: whether more is still to
+    /// come, or `None` when the upstream stopped before the end (nothing of
+    /// the answer has been sent, so the client can still be answered).
+    async fn hold(
+        &mut self,
+        upstream: &mut UpstreamConn,
+        body: &mut BodyState,
+        data: &mut Vec<u8>,
+        mut more: bool,
+        limit: usize,
+    ) -> Result<Option<bool>, ReadEnd> {
+        let idle = idle_timeout(self.worker);
+        while more && data.len() <= limit {
+            let next = monoio::select! {
+                r = upstream.next_piece(body, data, idle) => Some(r),
+                () = client_gone(&self.stream) => None,
+            };
+            match next {
+                None => return Err(ReadEnd::Closed),
+                Some(Ok(m)) => more = m,
+                Some(Err(_)) => return Ok(None),
+            }
+        }
+        Ok(Some(more))
     }
 
     /// Appends the next part of the answer's body to `data` while the
