@@ -226,10 +226,9 @@ fn a_tool_dialect_refusal() {
     arguments["colour"] = json!("red");
     let (headers, body) = tool_call("search_orders", arguments);
     let (allocations, _) = per_refusal(&case.gate, &headers, &body, Reason::InvalidArguments);
-    // The one left is not the refusal's own: the explaining walk asks
-    // jsonschema's `email` format whether the (valid) `buyerEmail` is
-    // one, and its parser keeps a copy of the address it accepts.
-    assert_eq!(allocations, 1);
+    // The explaining walk asks the gate's own `email` format about the
+    // valid `buyerEmail` (jsonschema's keeps a copy of what it accepts).
+    assert_eq!(allocations, 0);
 }
 
 #[test]
@@ -242,8 +241,7 @@ fn a_tool_dialect_refusal_of_odd_and_long_keys() {
     arguments["k".repeat(1 << 9)] = json!(1);
     let (headers, body) = tool_call("search_orders", arguments);
     let (allocations, _) = per_refusal(&case.gate, &headers, &body, Reason::InvalidArguments);
-    // As above: the `email` format's copy of `buyerEmail`.
-    assert_eq!(allocations, 1);
+    assert_eq!(allocations, 0);
 }
 
 #[test]

@@ -5,7 +5,6 @@
 //! the rest of the catalog stays in service.
 
 pub mod close;
-pub mod formats;
 pub mod header_params;
 pub mod keys;
 mod register;

@@ -6,9 +6,10 @@ use serde_json::Value;
 
 use super::header_params::{self, HeaderParam};
 use super::keys::KeySet;
-use super::{CatalogOptions, close, formats, subschemas};
-use crate::distill::{ExplainOptions, Explainer, cut_at_echo_bound};
+use super::{CatalogOptions, close, subschemas};
+use crate::distill::{ExplainOptions, Explainer, cut_at_echo_bound, formats};
 use crate::parse::{ParseLimits, Parser, TapeJson};
+use crate::reject::dialect::examples_json;
 
 /// A tool ready for calls.
 pub struct Tool {
@@ -29,8 +30,9 @@ pub struct Tool {
     /// The output root (`outputSchema`, formats as annotations), for
     /// answers watched on their way back (read with serde_json).
     pub output: Option<jsonschema::Validator>,
-    /// The schema's own `examples` of valid input.
-    pub examples: Vec<Value>,
+    /// The schema's own `examples` of valid input, as the envelope sends
+    /// them (`reject::dialect::examples_json`).
+    pub examples: Box<[u8]>,
 }
 
 impl std::fmt::Debug for Tool {
@@ -80,11 +82,12 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
         .iter()
         .any(|keyword| schema.get(*keyword) == Some(&Value::Bool(false)));
     let keys = KeySet::read(input, closed);
-    let examples = input
-        .get("examples")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let examples = examples_json(
+        input
+            .get("examples")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice),
+    );
     Ok(Tool {
         name: name.into(),
         input: validator,

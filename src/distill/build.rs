@@ -9,6 +9,7 @@ use jsonschema::json::Json;
 use jsonschema::{Draft, Registry, Validator};
 use serde_json::{Map, Value};
 
+use super::formats;
 use super::keywords::{self, NodeId, SchemaNode};
 use super::walk::EmptyAccepted;
 
@@ -88,7 +89,7 @@ impl<'r, F: Json> Build<'r, F> {
 
     /// A standalone validator for a leaf keyword (no references).
     pub fn leaf(&self, schema: Value, formats: bool) -> Option<Validator<F>> {
-        jsonschema::options_for::<F>()
+        formats::with_own_formats(jsonschema::options_for::<F>())
             .with_draft(Draft::Draft202012)
             .should_validate_formats(formats)
             .build(&schema)
@@ -99,7 +100,7 @@ impl<'r, F: Json> Build<'r, F> {
     /// resolved against the root. Formats as the explainer's options say.
     pub fn sub(&self, value: &Value) -> Option<Validator<F>> {
         let schema = absolutize(value);
-        let options = jsonschema::options_for::<F>()
+        let options = formats::with_own_formats(jsonschema::options_for::<F>())
             .with_draft(Draft::Draft202012)
             .should_validate_formats(self.assert_formats);
         match &self.registry {
@@ -113,7 +114,7 @@ impl<'r, F: Json> Build<'r, F> {
     /// compile).
     pub fn empty_accepted(&self, value: &Value) -> EmptyAccepted {
         let schema = absolutize(value);
-        let options = jsonschema::options()
+        let options = formats::with_own_formats(jsonschema::options())
             .with_draft(Draft::Draft202012)
             .should_validate_formats(self.assert_formats);
         let validator = match &self.registry {

@@ -19,6 +19,7 @@
 mod build;
 mod collect;
 mod distinct;
+pub mod formats;
 mod keywords;
 pub(crate) use keywords::type_::TypeMask;
 mod path;
@@ -218,7 +219,7 @@ impl<F: Json> Explainer<F> {
     /// Builds the explainer for `schema` (draft 2020-12), compiling every
     /// delegated check now.
     pub fn new(schema: &Value, options: ExplainOptions) -> Result<Self, ExplainBuildError> {
-        jsonschema::options_for::<F>()
+        formats::with_own_formats(jsonschema::options_for::<F>())
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(options.assert_formats)
             .build(schema)

@@ -32,8 +32,9 @@ pub struct ToolError<'a> {
     /// Distinct locations with a problem, reported or not.
     pub total: usize,
     pub hints: &'a [&'a str],
-    /// Valid inputs the tool's schema gives as `examples`.
-    pub examples: &'a [Value],
+    /// Valid inputs the tool's schema gives as `examples`, written once
+    /// when the tool is registered ([`examples_json`]).
+    pub examples: &'a [u8],
     /// The `error_code` of the first detail.
     pub error_code: &'static str,
     /// `_meta.normalized`: the events of the call's normalization, a JSON
@@ -156,26 +157,7 @@ fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
         write_bounded(out, hint);
     }
     out.extend_from_slice(b"],\"examples\":[");
-    let mut written = 0;
-    for example in error.examples.iter() {
-        if written == MAX_EXAMPLES {
-            break;
-        }
-        // Schema words, not sent data, but still bounded: written in
-        // place and taken back when too long.
-        let mark = out.len();
-        if written > 0 {
-            out.put_u8(b',');
-        }
-        let start = out.len();
-        let fits = serde_json::to_writer((&mut *out).writer(), example).is_ok()
-            && out.len() - start <= MAX_EXAMPLE_BYTES;
-        if !fits {
-            out.truncate(mark);
-            continue;
-        }
-        written += 1;
-    }
+    out.extend_from_slice(error.examples);
     out.extend_from_slice(b"],\"error_code\":");
     write_string(out, error.error_code);
     if let Some(events) = error.normalized {
@@ -188,6 +170,32 @@ fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
     out.extend_from_slice(b",\"total\":");
     out.extend_from_slice(itoa::Buffer::new().format(error.total).as_bytes());
     out.put_u8(b'}');
+}
+
+/// The inside of the envelope's `examples` array for a tool's schema
+/// `examples`: at most [`MAX_EXAMPLES`], each at most
+/// [`MAX_EXAMPLE_BYTES`] written (a longer one is left out). Schema words,
+/// not sent data, but bounded all the same; written once per tool.
+pub fn examples_json(examples: &[Value]) -> Box<[u8]> {
+    let mut out = Vec::new();
+    let mut written = 0;
+    for example in examples {
+        if written == MAX_EXAMPLES {
+            break;
+        }
+        let Ok(json) = serde_json::to_vec(example) else {
+            continue;
+        };
+        if json.len() > MAX_EXAMPLE_BYTES {
+            continue;
+        }
+        if written > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(&json);
+        written += 1;
+    }
+    out.into_boxed_slice()
 }
 
 #[cfg(test)]
@@ -209,7 +217,10 @@ mod tests {
             }],
             total: 1,
             hints: &["Send a value of the schema-declared type for limit."],
-            examples: &[],
+            examples: &examples_json(&[
+                serde_json::json!({"limit": 5}),
+                serde_json::json!("x".repeat(MAX_EXAMPLE_BYTES)),
+            ]),
             error_code: "SCHEMA_TYPE_MISMATCH",
             normalized: Some(b"[{\"kind\":\"coerced\"}]"),
         };
@@ -229,6 +240,11 @@ mod tests {
         assert_eq!(
             result["structuredContent"]["_meta"]["normalized"][0]["kind"],
             "coerced"
+        );
+        // The example over the bound is left out.
+        assert_eq!(
+            result["structuredContent"]["examples"],
+            serde_json::json!([{"limit": 5}])
         );
     }
 }

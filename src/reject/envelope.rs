@@ -179,48 +179,56 @@ pub(crate) fn escape_one_line(out: &mut BytesMut, message: &str) {
 /// and control characters below U+0020 (short forms where JSON has them,
 /// else `\\u00xx`).
 pub(crate) fn escape(out: &mut BytesMut, text: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
-    // Refusal texts are mostly plain: skip to the first word that holds a
-    // byte to escape, eight bytes a step.
-    let mut start = 0;
-    while let Some(word) = bytes.get(start..start + 8) {
-        if needs_escape(word_of(word)) {
-            break;
+    // Refusal texts are mostly plain, with a quote or a line end here and
+    // there: eight bytes a step, and a word that holds a byte to escape
+    // says where the first one is.
+    let mut at = 0;
+    let mut copied = 0;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let flags = escape_flags(word_of(word));
+        if flags == 0 {
+            at += 8;
+            continue;
         }
-        start += 8;
+        let found = at + (flags.trailing_zeros() / 8) as usize;
+        out.extend_from_slice(&bytes[copied..found]);
+        write_escaped(out, bytes[found]);
+        at = found + 1;
+        copied = at;
     }
-    if start == bytes.len() {
-        out.extend_from_slice(bytes);
-        return;
+    for (i, &byte) in bytes.iter().enumerate().skip(at) {
+        if byte < 0x20 || byte == b'"' || byte == b'\\' {
+            out.extend_from_slice(&bytes[copied..i]);
+            write_escaped(out, byte);
+            copied = i + 1;
+        }
     }
-    out.extend_from_slice(&bytes[..start]);
-    let bytes = &bytes[start..];
-    let mut start = 0;
-    for (i, &byte) in bytes.iter().enumerate() {
-        let short: &[u8] = match byte {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0..=0x1f => &[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(byte >> 4)],
-                HEX[usize::from(byte & 0xf)],
-            ],
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        out.extend_from_slice(short);
-        start = i + 1;
-    }
-    out.extend_from_slice(&bytes[start..]);
+    out.extend_from_slice(&bytes[copied..]);
+}
+
+/// One byte that JSON escapes: `"`, `\\`, or a control character (the
+/// short forms where JSON has them, else `\\u00xx`).
+fn write_escaped(out: &mut BytesMut, byte: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let short: &[u8] = match byte {
+        b'"' => b"\\\"",
+        b'\\' => b"\\\\",
+        b'\n' => b"\\n",
+        b'\r' => b"\\r",
+        b'\t' => b"\\t",
+        0x08 => b"\\b",
+        0x0c => b"\\f",
+        _ => &[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(byte >> 4)],
+            HEX[usize::from(byte & 0xf)],
+        ],
+    };
+    out.extend_from_slice(short);
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -232,20 +240,32 @@ fn word_of(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(word)
 }
 
-/// Whether a byte of `word` is below 0x20 or `n` (the classic
-/// has-less-than and has-byte tests; exact for bytes below 0x80, and a
-/// byte of 0x80 or more never sets its flag).
+/// The high bit of each byte of `word` below `n` (the classic
+/// has-less-than test). The lowest flag is always exact: a false flag
+/// needs a borrow from a true one below it. A byte of 0x80 or more is
+/// never flagged.
+fn below(word: u64, n: u8) -> u64 {
+    word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS
+}
+
 fn has_below(word: u64, n: u8) -> bool {
-    word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS != 0
+    below(word, n) != 0
+}
+
+/// The high bit of each byte of `word` equal to `byte` (lowest flag
+/// exact, as [`below`]'s).
+fn equal(word: u64, byte: u8) -> u64 {
+    below(word ^ (ONES * u64::from(byte)), 1)
 }
 
 fn has_byte(word: u64, byte: u8) -> bool {
-    has_below(word ^ (ONES * u64::from(byte)), 1)
+    equal(word, byte) != 0
 }
 
-/// Whether one of the eight bytes is `"`, `\\` or below 0x20.
-fn needs_escape(word: u64) -> bool {
-    has_below(word, 0x20) || has_byte(word, b'"') || has_byte(word, b'\\')
+/// Flags on the bytes of `word` that JSON escapes: `"`, `\\`, or below
+/// 0x20; the lowest set flag marks the first of them.
+fn escape_flags(word: u64) -> u64 {
+    below(word, 0x20) | equal(word, b'"') | equal(word, b'\\')
 }
 
 /// Whether `bytes` are printable ASCII (no control character, nothing
@@ -358,10 +378,36 @@ mod tests {
                 assert_eq!(&out[..], one_line_on_the_heap(&text).as_bytes(), "{text:?}");
             }
         }
+        // Specials side by side, where a word's flags above the first
+        // one may be false (a borrow from `"` flags the `#` after it).
+        for pair in ["\"#", "\u{0}\u{1}", "\\]", "\u{1f}\u{20}", "\"\"", "\n\""] {
+            for at in 0..16 {
+                let text = format!("{}{pair}{pair}{}", "a".repeat(at), "b".repeat(16 - at));
+                let mut out = BytesMut::new();
+                write_string(&mut out, &text);
+                assert_eq!(
+                    &out[..],
+                    serde_json::to_string(&text).unwrap().as_bytes(),
+                    "{text:?}"
+                );
+            }
+        }
         let over = "ü".repeat(crate::distill::ECHO_BOUND);
         let mut out = BytesMut::new();
         write_bounded(&mut out, &over);
         let cut = crate::distill::cut_at_echo_bound(&over);
         assert_eq!(&out[..], serde_json::to_string(&cut).unwrap().as_bytes());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_escaped_as_serde_json_escapes_it(
+            text in "[\"\\\\\u{0}-\u{1f} !#\\]a-z\u{7f}-\u{ff}é]{0,40}"
+        ) {
+            let mut out = BytesMut::new();
+            write_string(&mut out, &text);
+            let expected = serde_json::to_string(&text).unwrap();
+            proptest::prop_assert_eq!(&out[..], expected.as_bytes());
+        }
     }
 }

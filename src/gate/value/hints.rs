@@ -24,19 +24,21 @@ const MAX_ALLOWED: usize = 10;
 /// Names longer than this are not compared for near misses.
 const MAX_COMPARED: usize = 64;
 
-/// The schemas of `root` that apply at `path` (parts applied in place
-/// included), as far as they can be read without the instance; gathered
-/// in `arena`, as the hint that reads them is.
+/// The schemas of `root` that apply at `path`'s parent and at `path`
+/// (parts applied in place included), as far as they can be read without
+/// the instance; gathered in `arena`, as the hint that reads them is. For
+/// the empty path both are the root's.
 pub fn schemas_at<'s, 'b>(
     arena: &'b Bump,
     root: &'s Value,
     path: &[PathToken<'_>],
-) -> ArenaVec<'b, &'s Value> {
-    let mut here = ArenaVec::new_in(arena);
-    let mut next = ArenaVec::new_in(arena);
+) -> (ArenaVec<'b, &'s Value>, ArenaVec<'b, &'s Value>) {
+    let mut here = ArenaVec::with_capacity_in(8, arena);
     expand(root, root, &mut here, 0);
+    let mut parent = here.clone();
     for token in path {
-        next.clear();
+        // Past a location no schema reaches, the set stays empty.
+        let mut next = ArenaVec::with_capacity_in(here.len().max(4), arena);
         for schema in &here {
             let child = match *token {
                 PathToken::Key(key) => schema
@@ -52,40 +54,46 @@ pub fn schemas_at<'s, 'b>(
                 expand(root, child, &mut next, 0);
             }
         }
-        std::mem::swap(&mut here, &mut next);
-        if here.is_empty() {
-            break;
-        }
+        parent = std::mem::replace(&mut here, next);
     }
-    here
+    (parent, here)
 }
 
-/// `schema` and the parts applied with it in place.
+/// `schema` and the parts applied with it in place, in the order
+/// `allOf`, `anyOf`, `oneOf`, `then`, `else`, `$ref` (the first schema
+/// holding a keyword gives its hint). The keywords are found in one pass
+/// over the schema's members, not looked up one by one.
 fn expand<'s>(root: &'s Value, schema: &'s Value, out: &mut ArenaVec<'_, &'s Value>, depth: usize) {
-    if depth > 16 || out.len() >= MAX_SCHEMAS || !schema.is_object() {
+    let Some(members) = schema.as_object() else {
         return;
-    }
-    if out.iter().any(|seen| std::ptr::eq(*seen, schema)) {
+    };
+    if depth > 16 || out.len() >= MAX_SCHEMAS || out.iter().any(|seen| std::ptr::eq(*seen, schema))
+    {
         return;
     }
     out.push(schema);
-    for keyword in ["allOf", "anyOf", "oneOf"] {
-        for part in schema
-            .get(keyword)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            expand(root, part, out, depth + 1);
+    let mut parts: [Option<&'s Value>; 6] = [None; 6];
+    for (keyword, part) in members {
+        let slot = match keyword.as_str() {
+            "allOf" => 0,
+            "anyOf" => 1,
+            "oneOf" => 2,
+            "then" => 3,
+            "else" => 4,
+            "$ref" => 5,
+            _ => continue,
+        };
+        parts[slot] = Some(part);
+    }
+    for part in parts[..3].iter().flatten() {
+        for each in part.as_array().into_iter().flatten() {
+            expand(root, each, out, depth + 1);
         }
     }
-    for keyword in ["then", "else"] {
-        if let Some(part) = schema.get(keyword) {
-            expand(root, part, out, depth + 1);
-        }
+    for part in parts[3..5].iter().flatten() {
+        expand(root, part, out, depth + 1);
     }
-    if let Some(target) = schema
-        .get("$ref")
+    if let Some(target) = parts[5]
         .and_then(Value::as_str)
         .and_then(|r| resolve(root, r))
     {
@@ -408,7 +416,15 @@ mod tests {
             PathToken::Key("sku"),
         ];
         let arena = Bump::new();
-        let here = schemas_at(&arena, &root, &path);
+        let (parent, here) = schemas_at(&arena, &root, &path);
         assert_eq!(first(&here, "maxLength"), Some(&json!(8)));
+        // The parent is the line the `$ref` names, not the array's items.
+        assert_eq!(parent.len(), 2);
+        assert!(first(&parent, "properties").is_some_and(|p| p.get("sku").is_some()));
+        let (parent, here) = schemas_at(&arena, &root, &[]);
+        assert!(std::ptr::eq(parent[0], &root) && std::ptr::eq(here[0], &root));
+        // Past a location no schema reaches, both stay empty.
+        let (parent, here) = schemas_at(&arena, &root, &[PathToken::Key("x"), PathToken::Key("y")]);
+        assert!(parent.is_empty() && here.is_empty());
     }
 }

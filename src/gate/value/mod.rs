@@ -260,12 +260,7 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
         let path = dotted_in(arena, &tokens);
         let code = tool_error_code(contract_keyword(problem.via.unwrap_or(problem.keyword))).code;
         if problem.keyword != Keyword::Other && self.hints.len() < MAX_HINTS {
-            let schema = &self.tool.schema;
-            let here = schemas_at(arena, schema, &tokens);
-            let parent = match tokens.split_last() {
-                Some((_, parent)) => schemas_at(arena, schema, parent),
-                None => here.clone(),
-            };
+            let (parent, here) = schemas_at(arena, &self.tool.schema, &tokens);
             let arguments = self.arguments;
             let hint = hints::hint(
                 arena,

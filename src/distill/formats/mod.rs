@@ -1,5 +1,6 @@
-//! `format` checks the value gate makes its own: the same verdicts as
-//! `jsonschema`'s built-in ones, the common case decided in one pass over
+//! `format` checks made here, for the value gate's roots and for the
+//! explainer's checks alike (so the two never disagree): the same verdicts
+//! as `jsonschema`'s built-in ones, the common case decided in one pass over
 //! the text, every other case handed to the built-in check itself, so the
 //! verdict is always the built-in one. The tests hold the two equal on
 //! generated text around every rule.
