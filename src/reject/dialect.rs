@@ -7,9 +7,7 @@ use bytes::{BufMut, BytesMut};
 use serde_json::Value;
 
 use super::codes::{ENVELOPE_VERSION, TOOL_INPUT_ERROR_KIND};
-use super::envelope::{
-    escape, escape_bounded, escape_one_line, write_bounded, write_one_line, write_string,
-};
+use super::envelope::{escape, escape_bounded, escape_one_line, write_bounded, write_one_line};
 use crate::classify::RequestId;
 
 /// Hints sent at most.
@@ -87,13 +85,14 @@ fn write_plain_text(out: &mut BytesMut, error: &ToolError<'_>) {
     out.put_u8(b'"');
     escape_one_line(out, error.summary);
     for detail in error.details {
-        escape(out, "\n- ");
+        // Fixed words are written as they are escaped.
+        out.extend_from_slice(b"\\n- ");
         if detail.path.is_empty() {
-            escape(out, "arguments");
+            out.extend_from_slice(b"arguments");
         } else {
             escape(out, detail.path);
         }
-        escape(out, ": ");
+        out.extend_from_slice(b": ");
         escape(out, detail.issue);
     }
     // The distinct locations shown (a handful: no set needed).
@@ -105,19 +104,16 @@ fn write_plain_text(out: &mut BytesMut, error: &ToolError<'_>) {
         .count();
     let unshown = error.total.saturating_sub(shown);
     if unshown > 0 {
-        escape(out, "\n- and problems at ");
-        escape(out, itoa::Buffer::new().format(unshown));
-        escape(
-            out,
-            if unshown == 1 {
-                " more location"
-            } else {
-                " more locations"
-            },
-        );
+        out.extend_from_slice(b"\\n- and problems at ");
+        out.extend_from_slice(itoa::Buffer::new().format(unshown).as_bytes());
+        out.extend_from_slice(if unshown == 1 {
+            b" more location"
+        } else {
+            b" more locations"
+        });
     }
     for hint in error.hints.iter().take(MAX_HINTS) {
-        escape(out, "\nHint: ");
+        out.extend_from_slice(b"\\nHint: ");
         escape_bounded(out, hint);
     }
     out.put_u8(b'"');
@@ -125,7 +121,7 @@ fn write_plain_text(out: &mut BytesMut, error: &ToolError<'_>) {
 
 fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
     out.extend_from_slice(b"{\"error_kind\":");
-    write_string(out, TOOL_INPUT_ERROR_KIND);
+    write_word(out, TOOL_INPUT_ERROR_KIND);
     out.extend_from_slice(b",\"tool\":");
     write_bounded(out, error.tool);
     out.extend_from_slice(b",\"summary\":");
@@ -142,11 +138,11 @@ fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
         out.extend_from_slice(b",\"issue\":");
         write_bounded(out, detail.issue);
         out.extend_from_slice(b",\"received_type\":");
-        write_string(out, detail.received_type);
+        write_word(out, detail.received_type);
         out.extend_from_slice(b",\"keyword\":");
-        write_string(out, detail.keyword);
+        write_word(out, detail.keyword);
         out.extend_from_slice(b",\"error_code\":");
-        write_string(out, detail.error_code);
+        write_word(out, detail.error_code);
         out.put_u8(b'}');
     }
     out.extend_from_slice(b"],\"hints\":[");
@@ -159,7 +155,7 @@ fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
     out.extend_from_slice(b"],\"examples\":[");
     out.extend_from_slice(error.examples);
     out.extend_from_slice(b"],\"error_code\":");
-    write_string(out, error.error_code);
+    write_word(out, error.error_code);
     if let Some(events) = error.normalized {
         out.extend_from_slice(b",\"_meta\":{\"normalized\":");
         out.extend_from_slice(events);
@@ -170,6 +166,18 @@ fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
     out.extend_from_slice(b",\"total\":");
     out.extend_from_slice(itoa::Buffer::new().format(error.total).as_bytes());
     out.put_u8(b'}');
+}
+
+/// One of the gateway's own words (a kind, a type, a keyword, a code:
+/// constants with nothing to escape) as a JSON string.
+fn write_word(out: &mut BytesMut, word: &'static str) {
+    debug_assert!(
+        word.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'),
+        "{word:?} needs escaping"
+    );
+    out.put_u8(b'"');
+    out.extend_from_slice(word.as_bytes());
+    out.put_u8(b'"');
 }
 
 /// The inside of the envelope's `examples` array for a tool's schema

@@ -330,7 +330,7 @@ fn first_array<'s>(schemas: &[&'s Value], keyword: &str) -> Option<&'s Vec<Value
 
 /// Allowed values for a hint: strings bare, others as JSON, bounded.
 fn list_values<'b>(arena: &'b Bump, values: &[Value]) -> ArenaString<'b> {
-    let mut text = ArenaString::new_in(arena);
+    let mut text = ArenaString::with_capacity_in(128, arena);
     for (i, value) in values.iter().take(MAX_ALLOWED).enumerate() {
         if i > 0 {
             text.push_str(", ");
@@ -349,9 +349,43 @@ fn list_values<'b>(arena: &'b Bump, values: &[Value]) -> ArenaString<'b> {
 /// A template with `{name}` placeholders filled, one name after another
 /// (a value filled in is read again for the names after it).
 fn fill<'b>(arena: &'b Bump, template: &str, values: &[(&str, &str)]) -> ArenaString<'b> {
+    if values.iter().any(|(_, value)| value.contains(['{', '}'])) {
+        return fill_in_turn(arena, template, values);
+    }
+    // No value can make a placeholder: one pass over the template gives
+    // what replacing name after name would.
+    let room = template.len() + values.iter().map(|(_, value)| value.len()).sum::<usize>();
+    let mut text = ArenaString::with_capacity_in(room, arena);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let named = values.iter().find(|(name, _)| {
+            after
+                .strip_prefix(name)
+                .is_some_and(|tail| tail.starts_with('}'))
+        });
+        match named {
+            Some((name, value)) => {
+                text.push_str(&rest[..open]);
+                text.push_str(value);
+                rest = &after[name.len() + 1..];
+            }
+            None => {
+                text.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
+    }
+    text.push_str(rest);
+    text
+}
+
+/// `fill` as the contract words it: each name replaced in turn, in the
+/// text the names before it left (a value may hold a later placeholder).
+fn fill_in_turn<'b>(arena: &'b Bump, template: &str, values: &[(&str, &str)]) -> ArenaString<'b> {
     let mut text = ArenaString::from_str_in(template, arena);
     for (name, value) in values {
-        let mut filled = ArenaString::with_capacity_in(text.len(), arena);
+        let mut filled = ArenaString::with_capacity_in(text.len() + value.len(), arena);
         let mut rest = text.as_str();
         while let Some(at) = placeholder(rest, name) {
             filled.push_str(&rest[..at]);
@@ -402,6 +436,29 @@ mod tests {
         }
         assert_eq!(fill(&arena, template, &values).as_str(), expected);
         assert_eq!(fill(&arena, "none", &values).as_str(), "none");
+        // Values without braces take the one-pass path: the same text, for
+        // every template the envelope fills and for a doubled brace.
+        let plain = [
+            ("path", "filters.region"),
+            ("allowed", "NA, EU"),
+            ("limit", "5"),
+            ("extra", "colour"),
+            ("format", "email"),
+        ];
+        let templates = crate::reject::codes::TOOL_ERROR_CODES
+            .iter()
+            .map(|entry| entry.hint)
+            .chain([
+                TOOL_ERROR_FALLBACK.hint,
+                "{{path}} {} {path {pathx} {limit}{limit}",
+            ]);
+        for template in templates {
+            assert_eq!(
+                fill(&arena, template, &plain).as_str(),
+                fill_in_turn(&arena, template, &plain).as_str(),
+                "{template}"
+            );
+        }
     }
 
     #[test]

@@ -12,7 +12,6 @@ pub mod hints;
 pub mod params;
 
 use std::cell::RefCell;
-use std::fmt::Write as _;
 
 use bumpalo::Bump;
 use bumpalo::collections::{String as ArenaString, Vec as ArenaVec};
@@ -330,8 +329,14 @@ fn summary<'b>(
     first: Option<&Detail<'_>>,
 ) -> &'b str {
     let tool = hints::cut(arena, tool);
+    // Pieces pushed into room sized for them, not `format!`: the summary
+    // is written for every refusal.
+    let mut text = ArenaString::with_capacity_in(128 + tool.len(), arena);
+    text.push_str("Invalid arguments for tool '");
+    text.push_str(tool);
+    text.push('\'');
     let Some(first) = first else {
-        return bumpalo::format!(in arena, "Invalid arguments for tool '{}'", tool).into_bump_str();
+        return text.into_bump_str();
     };
     let at = if first.path.is_empty() {
         "arguments"
@@ -340,30 +345,34 @@ fn summary<'b>(
     };
     let problems = problem_count.max(total);
     if problems == 1 {
-        return bumpalo::format!(in arena,
-            "Invalid arguments for tool '{tool}': {} at {at}",
-            first.issue
-        )
-        .into_bump_str();
+        text.push_str(": ");
+        text.push_str(first.issue);
+    } else {
+        text.push_str(": ");
+        text.push_str(itoa::Buffer::new().format(problems));
+        text.push_str(" problems at ");
+        text.push_str(itoa::Buffer::new().format(total));
+        text.push_str(if total == 1 { " location" } else { " locations" });
+        text.push_str("; first");
     }
-    bumpalo::format!(in arena,
-        "Invalid arguments for tool '{tool}': {problems} problems at {total} location{}; first at {at}",
-        if total == 1 { "" } else { "s" }
-    )
-    .into_bump_str()
+    text.push_str(" at ");
+    text.push_str(at);
+    text.into_bump_str()
 }
 
 /// A location under `arguments` as a dotted path: `filters.region`,
 /// `lines[3].sku`, `["odd.key"]`; cut at the echo bound.
 fn dotted_in<'b>(arena: &'b Bump, tokens: &[PathToken<'_>]) -> &'b str {
-    let mut out = ArenaString::new_in(arena);
+    let mut out = ArenaString::with_capacity_in(PATH_ROOM, arena);
     for token in tokens {
         if out.len() > ECHO_BOUND {
             break;
         }
         match *token {
             PathToken::Index(index) => {
-                let _ = write!(out, "[{index}]");
+                out.push('[');
+                out.push_str(itoa::Buffer::new().format(index));
+                out.push(']');
             }
             PathToken::Key(key) if is_plain_key(key) => {
                 if !out.is_empty() {
@@ -394,6 +403,10 @@ fn is_plain_key(key: &str) -> bool {
             .all(|c| !c.is_control() && !matches!(c, '.' | '[' | ']' | '"' | ' '))
 }
 
+/// Room a path or pointer is built in first: most are short, and the
+/// arena gives it back with the refusal.
+const PATH_ROOM: usize = 64;
+
 /// Lets serde_json write a JSON string into an arena string.
 struct ArenaWriter<'o, 'b>(&'o mut ArenaString<'b>);
 
@@ -413,7 +426,7 @@ impl std::io::Write for ArenaWriter<'_, '_> {
 
 /// A location under `arguments` as an RFC 6901 pointer, cut.
 fn pointer_in<'b>(arena: &'b Bump, tokens: &[PathToken<'_>]) -> &'b str {
-    let mut out = ArenaString::new_in(arena);
+    let mut out = ArenaString::with_capacity_in(PATH_ROOM, arena);
     for token in tokens {
         if out.len() > ECHO_BOUND {
             break;
@@ -422,13 +435,17 @@ fn pointer_in<'b>(arena: &'b Bump, tokens: &[PathToken<'_>]) -> &'b str {
         match *token {
             PathToken::Index(index) => out.push_str(itoa::Buffer::new().format(index)),
             PathToken::Key(key) => {
-                for c in hints::cut(arena, key).chars() {
-                    match c {
-                        '~' => out.push_str("~0"),
-                        '/' => out.push_str("~1"),
-                        c => out.push(c),
-                    }
+                let mut rest = hints::cut(arena, key);
+                while let Some(at) = rest.find(['~', '/']) {
+                    out.push_str(&rest[..at]);
+                    out.push_str(if rest.as_bytes()[at] == b'~' {
+                        "~0"
+                    } else {
+                        "~1"
+                    });
+                    rest = &rest[at + 1..];
                 }
+                out.push_str(rest);
             }
         }
     }
@@ -462,6 +479,10 @@ mod tests {
         assert_eq!(dotted_in(&arena, &tokens), "lines[3].sku[\"a.b\"]");
         assert_eq!(pointer_in(&arena, &tokens), "/lines/3/sku/a.b");
         assert_eq!(pointer_in(&arena, &[PathToken::Key("a~/b")]), "/a~0~1b");
+        assert_eq!(
+            pointer_in(&arena, &[PathToken::Key("~é//"), PathToken::Index(10)]),
+            "/~0é~1~1/10"
+        );
         assert_eq!(dotted_in(&arena, &[]), "");
         for odd in [
             "a b",
