@@ -77,7 +77,7 @@ impl<F: Json> PropertiesKw<F> {
                 )
             })
             .collect();
-        properties.sort_by(|a, c| a.0.cmp(&c.0));
+        properties.sort_by(|a, c| by_length_then_bytes(&a.0, &c.0));
         let patterns: Vec<_> = schema
             .get("patternProperties")
             .and_then(Value::as_object)
@@ -191,10 +191,7 @@ impl<F: Json> PropertiesKw<F> {
         value: &F::Node<'a>,
     ) {
         let mut matched = false;
-        if let Ok(found) = self
-            .properties
-            .binary_search_by(|(candidate, _)| (**candidate).cmp(&*name))
-        {
+        if let Some(found) = self.property(&name) {
             matched = true;
             let id = self.properties[found].1;
             w.walk_member(name.clone(), id, value, ON_PROPERTY);
@@ -237,12 +234,17 @@ impl<F: Json> PropertiesKw<F> {
         }
     }
 
+    /// Where `name` is in `properties`.
+    fn property(&self, name: &str) -> Option<usize> {
+        self.properties
+            .binary_search_by(|(candidate, _)| by_length_then_bytes(candidate, name))
+            .ok()
+    }
+
     /// Whether this node's own `properties` or `patternProperties` hold
     /// member `name`.
     fn evaluates_itself<'a>(&self, w: &mut Walker<'_, 'a, F>, name: &str) -> bool {
-        self.properties
-            .binary_search_by(|(candidate, _)| (**candidate).cmp(name))
-            .is_ok()
+        self.property(name).is_some()
             || self
                 .patterns
                 .iter()
@@ -319,4 +321,13 @@ fn gather<F: Json>(
     {
         gather(b, branch, into, depth + 1, false);
     }
+}
+
+/// The order `properties` is kept in: by length, then bytewise. A member
+/// looked up is mostly told apart by its length alone, without comparing
+/// its bytes (the walk looks up every member of every object).
+fn by_length_then_bytes(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
 }

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::catalog::subschemas::resolve;
 use crate::distill::{Keyword, PathToken, within_echo_bound};
-use crate::parse::TapeNode;
+use crate::parse::{NodeKind, TapeNode};
 use crate::reject::codes::{TOOL_ERROR_FALLBACK, tool_error_code};
 
 /// Schemas gathered at one location at most.
@@ -110,9 +110,9 @@ pub struct HintInput<'h, 'a> {
     /// The schemas at the location's parent (for keys) and at it.
     pub parent: &'h [&'h Value],
     pub here: &'h [&'h Value],
-    /// The sent value at the location, and at its parent, when found.
-    pub value: Option<TapeNode<'a>>,
-    pub parent_value: Option<TapeNode<'a>>,
+    /// The sent arguments, when found: the hints that compare with the
+    /// sent value or keys look them up (most hints need neither).
+    pub arguments: Option<TapeNode<'a>>,
 }
 
 /// Sent keys compared with a missing property at most.
@@ -132,8 +132,10 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
     };
     match input.keyword {
         Keyword::Required => {
-            if let (Some(PathToken::Key(name)), Some(sent)) =
-                (input.tokens.last(), input.parent_value)
+            if let Some((PathToken::Key(name), parent)) = input.tokens.split_last()
+                && let Some(sent) = input
+                    .arguments
+                    .and_then(|arguments| value_at(arguments, parent))
                 && let Some(hint) = missing_hint(arena, name, sent)
             {
                 return hint;
@@ -154,7 +156,10 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
         }
         Keyword::Enum => {
             if let Some(allowed) = first_array(input.here, "enum") {
-                if let Some(text) = input.value.and_then(|v| v.as_str())
+                if let Some(text) = input
+                    .arguments
+                    .and_then(|arguments| value_at(arguments, input.tokens))
+                    .and_then(|v| v.as_str())
                     && let Some(same) = allowed.iter().filter_map(Value::as_str).find(|a| {
                         *a != text && a.len() <= MAX_COMPARED && a.eq_ignore_ascii_case(text)
                     })
@@ -405,6 +410,17 @@ fn placeholder(text: &str, name: &str) -> Option<usize> {
             .strip_prefix(name)
             .is_some_and(|after| after.starts_with('}'))
     })
+}
+
+/// The sent value at a location.
+fn value_at<'a>(arguments: TapeNode<'a>, tokens: &[PathToken<'_>]) -> Option<TapeNode<'a>> {
+    tokens
+        .iter()
+        .try_fold(arguments, |node, token| match *token {
+            PathToken::Key(key) if node.kind() == NodeKind::Object => node.get(key),
+            PathToken::Index(index) if node.kind() == NodeKind::Array => node.element(index),
+            _ => None,
+        })
 }
 
 #[cfg(test)]

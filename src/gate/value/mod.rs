@@ -21,7 +21,7 @@ use crate::catalog::Tool;
 use crate::distill::{
     Collector, Distilled, ECHO_BOUND, FoundProblem, Keyword, PathToken, missing_property,
 };
-use crate::parse::{NodeKind, ParseLimits, Parser, TapeNode};
+use crate::parse::{ParseLimits, Parser, TapeNode};
 use crate::reject::codes::tool_error_code;
 use crate::reject::dialect::{Detail, MAX_HINTS, ToolError};
 use crate::reject::out::with_arena;
@@ -269,9 +269,7 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
                     tokens: &tokens,
                     parent: &parent,
                     here: &here,
-                    value: arguments.and_then(|a| value_at(a, &tokens)),
-                    parent_value: arguments
-                        .and_then(|a| value_at(a, &tokens[..tokens.len().saturating_sub(1)])),
+                    arguments,
                 },
             );
             if !self.hints.contains(&hint) {
@@ -352,7 +350,11 @@ fn summary<'b>(
         text.push_str(itoa::Buffer::new().format(problems));
         text.push_str(" problems at ");
         text.push_str(itoa::Buffer::new().format(total));
-        text.push_str(if total == 1 { " location" } else { " locations" });
+        text.push_str(if total == 1 {
+            " location"
+        } else {
+            " locations"
+        });
         text.push_str("; first");
     }
     text.push_str(" at ");
@@ -450,17 +452,6 @@ fn pointer_in<'b>(arena: &'b Bump, tokens: &[PathToken<'_>]) -> &'b str {
         }
     }
     hints::cut(arena, out.into_bump_str())
-}
-
-/// The sent value at a location.
-fn value_at<'a>(arguments: TapeNode<'a>, tokens: &[PathToken<'_>]) -> Option<TapeNode<'a>> {
-    tokens
-        .iter()
-        .try_fold(arguments, |node, token| match *token {
-            PathToken::Key(key) if node.kind() == NodeKind::Object => node.get(key),
-            PathToken::Index(index) if node.kind() == NodeKind::Array => node.element(index),
-            _ => None,
-        })
 }
 
 #[cfg(test)]
