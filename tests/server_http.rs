@@ -271,6 +271,35 @@ fn pipelined_requests_are_answered_in_order() {
 }
 
 #[test]
+fn a_pipelined_batch_many_read_buffers_long_is_answered_in_order() {
+    // Heads of about 1 KiB (a bearer token's size), bodies of every
+    // length up to 199: the batch's requests straddle the read buffer's
+    // ends at every offset, before it grows (a client that keeps it full)
+    // and after.
+    let s = server();
+    let mut c = s.connect();
+    let pad = "t".repeat(1000);
+    let mut batch = Vec::new();
+    for n in 0..200 {
+        let body = vec![b'a' + (n % 26) as u8; n];
+        batch.extend_from_slice(
+            format!(
+                "POST /echo HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {pad}\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        );
+        batch.extend_from_slice(&body);
+    }
+    c.send(&batch);
+    for n in 0..200 {
+        let a = c.answer().expect("an answer");
+        assert_eq!(a.status, 200);
+        assert_eq!(a.body, vec![b'a' + (n % 26) as u8; n], "answer {n}");
+    }
+}
+
+#[test]
 fn chunked_bodies_are_reassembled() {
     let s = server();
     let mut c = s.connect();

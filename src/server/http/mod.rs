@@ -61,6 +61,9 @@ use crate::upstream::{Pool, encode_request};
 const INITIAL_BUF: usize = 4096;
 /// Read buffers larger than this are shrunk when the connection goes idle.
 const KEEP_BUF: usize = 64 * 1024;
+/// The read buffer of a connection whose reads fill it (a client that
+/// pipelines, or sends large heads): fewer reads per request.
+const FULL_READ_BUF: usize = 16 * 1024;
 /// How long a connection that sent a body over [`KEEP_BUF`] waits after
 /// its answer before its next request is read.
 const LARGE_BODY_PAUSE: Duration = Duration::from_millis(1);
@@ -294,6 +297,7 @@ pub(crate) fn serve_connection<S: Service>(
             worker: &guard.worker,
             idle: &guard.idle,
             fresh: true,
+            filled: false,
         };
         conn.run().await;
         if conn.buf.capacity() > KEEP_BUF {
@@ -442,6 +446,8 @@ struct Conn<'w, S: Service> {
     /// No byte has arrived yet: the first wait is bounded by
     /// `read_timeout`, not `idle_timeout`.
     fresh: bool,
+    /// The last read filled all the room it had: more was waiting.
+    filled: bool,
 }
 
 /// Runs a service call; a panic becomes a 500 that closes the connection.
@@ -498,7 +504,10 @@ impl<S: Service> Conn<'_, S> {
                 self.flush().await?;
                 self.buf.clear();
                 self.start = 0;
-                if self.buf.capacity() > KEEP_BUF {
+                if self.filled && self.buf.capacity() < FULL_READ_BUF {
+                    // Empty: growing copies nothing.
+                    self.buf.reserve_exact(FULL_READ_BUF);
+                } else if self.buf.capacity() > KEEP_BUF {
                     self.buf.shrink_to(INITIAL_BUF);
                     self.worker.reclaim.released();
                     // A body this large held the worker for a while, and
@@ -840,10 +849,18 @@ impl<S: Service> Conn<'_, S> {
     /// Makes room to read more of a head: compacts, or grows the buffer up
     /// to a little over `max_head_bytes` (the parse refuses beyond that).
     fn room_for_head(&mut self) {
-        if self.buf.capacity() - self.buf.len() >= MIN_READ {
+        // A client that keeps the buffer full (pipelining) is read in
+        // larger pieces; its buffer rarely drains, so it grows here.
+        let grow = self.filled && self.buf.capacity() < FULL_READ_BUF;
+        if !grow && self.buf.capacity() - self.buf.len() >= MIN_READ {
             return;
         }
         self.compact();
+        if grow {
+            // Only the partial head is left: growing copies little.
+            self.buf.reserve_exact(FULL_READ_BUF - self.buf.len());
+            return;
+        }
         let max = self.worker.limits.max_head_bytes + MIN_READ;
         let cap = self.buf.capacity();
         if cap - self.buf.len() < MIN_READ && cap < max {
@@ -860,10 +877,11 @@ impl<S: Service> Conn<'_, S> {
             // No room (cannot happen with the limits honoured): give up.
             return Err(ReadEnd::Closed);
         }
+        let room = buf.capacity() - len;
         match monoio::time::timeout_at(deadline, self.stream.read(buf.slice_mut(len..))).await {
             Ok((res, slice)) => {
                 self.buf = slice.into_inner();
-                self.got(res)
+                self.got(res, room)
             }
             // Timed out: the buffer went with the cancelled read; the
             // connection closes.
@@ -883,13 +901,14 @@ impl<S: Service> Conn<'_, S> {
             limits.idle_timeout
         };
         self.idle.0.set(self.worker.next_idle_order());
+        let room = buf.capacity() - buf.len();
         let read = within(wait, self.stream.read(buf)).await;
         self.idle.0.set(0);
         self.fresh = false;
         match read {
             Ok((res, buf)) => {
                 self.buf = buf;
-                self.got(res)
+                self.got(res, room)
             }
             Err(_) => Err(ReadEnd::Closed),
         }
@@ -909,10 +928,11 @@ impl<S: Service> Conn<'_, S> {
         }
     }
 
-    fn got(&mut self, res: io::Result<usize>) -> Result<usize, ReadEnd> {
+    fn got(&mut self, res: io::Result<usize>, room: usize) -> Result<usize, ReadEnd> {
         match res {
             Ok(0) => Err(ReadEnd::Closed),
             Ok(n) => {
+                self.filled = n == room;
                 self.worker.service.on_bytes_in(n);
                 Ok(n)
             }
