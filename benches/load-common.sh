@@ -1,15 +1,15 @@
-# Shared by load.sh, scaling.sh and gateway-load.sh (sourced from the
-# repository root): the settings from the command line, wrk and the release
-# builds (build.sh), a work folder removed on exit (with the processes in
-# `pids`), the valid 516-byte 2026-07-28 tools/call as a wrk script
-# (post.lua) and as a body (post.json), a valid call of e2e/upstream.mjs's
-# `add` (add.lua, add.json), a process's CPU ticks, a pinned server's
-# start, and the one-line summary of a wrk run.
+# Shared by the load benches (sourced from the repository root): the
+# settings from the command line, wrk and the release builds (build.sh), a
+# work folder removed on exit (with the processes in `pids`), the requests
+# a load generator sends (`request`: the valid 516-byte 2026-07-28
+# tools/call as `post`, a valid call of e2e/upstream.mjs's `add` as `add`),
+# a process's CPU ticks, a pinned server's start, one load run, and the
+# one-line summary of a run.
 #
 # Environment:
 #   PIPELINE=N       wrk sends N requests back to back on each connection
 #                    before reading the answers (default 1: no pipelining)
-#   LOADGEN=light    load.sh, scaling.sh: benches/lightload instead of wrk, each
+#   LOADGEN=light    load.sh, scaling.sh, auth-load.sh: benches/lightload instead of wrk, each
 #                    connection LIGHT_DEPTH requests deep (default 256),
 #                    its sockets looked at every LIGHT_INTERVAL_MS (default
 #                    2): a load generator that costs a fraction of the
@@ -39,9 +39,40 @@ work=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-python3 - "$work" "$PIPELINE" <<'PY'
+# request NAME TOOL BODY_FILE [HEADER...]: the files a load generator
+# sends a tools/call of TOOL with: NAME.json (the body), NAME.lua (wrk
+# POSTs it with the MCP headers and each HEADER, given as "Name: value")
+# and NAME.headers (the same headers, one a line, for lightload).
+request() {
+    python3 - "$work" "$PIPELINE" "$@" <<'PY'
 import json, sys
-work, pipeline = sys.argv[1], int(sys.argv[2])
+work, pipeline, name, tool, body_file, *extra = sys.argv[1:]
+pipeline = int(pipeline)
+body = open(body_file).read()
+headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"),
+           ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", tool)]
+headers += [tuple(h.split(": ", 1)) for h in extra]
+lua = f'wrk.method = "POST"\nwrk.body = {json.dumps(body)}\n'
+lua += "".join(f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}\n" for k, v in headers)
+if pipeline > 1:
+    # wrk counts the requests in what request() returns and writes
+    # again only once every one of them is answered.
+    lua += f'''init = function(args)
+    local batch = {{}}
+    for i = 1, {pipeline} do batch[i] = wrk.format() end
+    pipelined = table.concat(batch)
+end
+request = function() return pipelined end
+'''
+open(f"{work}/{name}.lua", "w").write(lua)
+open(f"{work}/{name}.json", "w").write(body)
+open(f"{work}/{name}.headers", "w").write("".join(f"{k}: {v}\n" for k, v in headers))
+PY
+}
+
+python3 - "$work" <<'PY'
+import sys
+work = sys.argv[1]
 head = ('{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
         '"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":'
         '{"sampling":{},"elicitation":{"form":{}}},"progressToken":"p-1"},"name":"get_weather","arguments":{"location":"New York",'
@@ -49,32 +80,12 @@ head = ('{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":
 tail = '"}}}'
 body = head + "n" * (516 - len(head) - len(tail)) + tail
 assert len(body) == 516
-def script(name, body, tool):
-    """NAME.lua: wrk POSTs BODY, a tools/call of TOOL; NAME.json: the body."""
-    lua = f'''wrk.method = "POST"
-wrk.body = {json.dumps(body)}
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
-wrk.headers["Mcp-Method"] = "tools/call"
-wrk.headers["Mcp-Name"] = "{tool}"
-'''
-    if pipeline > 1:
-        # wrk counts the requests in what request() returns and writes
-        # again only once every one of them is answered.
-        lua += f'''init = function(args)
-    local batch = {{}}
-    for i = 1, {pipeline} do batch[i] = wrk.format() end
-    pipelined = table.concat(batch)
-end
-request = function() return pipelined end
-'''
-    open(f"{work}/{name}.lua", "w").write(lua)
-    open(f"{work}/{name}.json", "w").write(body)
-script("post", body, "get_weather")
+open(f"{work}/post.body", "w").write(body)
 # A call of e2e/upstream.mjs's `add` (gateway-load.sh's node upstream).
-script("add", head.split('"name":"get_weather"')[0] + '"name":"add","arguments":{"a":1,"b":2}}}', "add")
+open(f"{work}/add.body", "w").write(head.split('"name":"get_weather"')[0] + '"name":"add","arguments":{"a":1,"b":2}}}')
 PY
+request post get_weather "$work/post.body"
+request add add "$work/add.body"
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
@@ -88,19 +99,16 @@ timed_wrk() {
     awk -v hz="$HZ" '{printf "%d\n", ($1 + $2) * hz}' "$work/$name.time"
 }
 
-# timed_light NAME CPUS ADDRESS PATH BODY TOOL: benches/lightload pinned
-# to CPUS, POSTing BODY (a file in $work) as a tools/call of TOOL to PATH
-# on $CONNECTIONS connections for $DURATION seconds; its line goes to
+# timed_light NAME CPUS ADDRESS PATH REQUEST: benches/lightload pinned
+# to CPUS, POSTing REQUEST.json with REQUEST.headers (see `request`) to
+# PATH on $CONNECTIONS connections for $DURATION seconds; its line goes to
 # $work/NAME.light.
 timed_light() {
-    local name=$1 cpus=$2 address=$3 path=$4 body=$5 tool=$6
-    taskset -c "$cpus" "$LIGHTLOAD_BIN" "$address" "$path" "$work/$body" \
+    local name=$1 cpus=$2 address=$3 path=$4 req=$5 headers=()
+    while IFS= read -r h; do headers+=(--header "$h"); done < "$work/$req.headers"
+    taskset -c "$cpus" "$LIGHTLOAD_BIN" "$address" "$path" "$work/$req.json" \
         --connections "$CONNECTIONS" --depth "$LIGHT_DEPTH" --interval-ms "$LIGHT_INTERVAL_MS" \
-        --seconds "$DURATION" --warmup 0 \
-        --header 'Content-Type: application/json' \
-        --header 'Accept: application/json, text/event-stream' \
-        --header 'MCP-Protocol-Version: 2026-07-28' \
-        --header 'Mcp-Method: tools/call' --header "Mcp-Name: $tool" > "$work/$name.light"
+        --seconds "$DURATION" --warmup 0 "${headers[@]}" > "$work/$name.light"
 }
 
 # light_row NAME TICKS: "NAME req/s - - 0 SERVER_US_PER_REQ LOADGEN_US_PER_REQ"
@@ -117,22 +125,22 @@ print(f"{name} {rps:.0f} - - 0 {ticks / hz * 1e6 / reqs:.2f} {own:.2f}")
 ' "$1" "$(cat "$work/$1.light")" "$HZ" "$2"
 }
 
-# load_row NAME PID CPUS THREADS ADDRESS PATH: one run of the load
-# generator ($LOADGEN; wrk with THREADS threads) pinned to CPUS, POSTing
-# post.json to PATH at ADDRESS, served by process PID; prints wrk_row's
-# (or light_row's) line with the server's and the load generator's CPU
-# time per request.
+# load_row NAME PID CPUS THREADS ADDRESS PATH [REQUEST]: one run of the
+# load generator ($LOADGEN; wrk with THREADS threads) pinned to CPUS,
+# sending REQUEST (see `request`; default post, the 516-byte call) to PATH
+# at ADDRESS, served by process PID; prints wrk_row's (or light_row's)
+# line with the server's and the load generator's CPU time per request.
 load_row() {
-    local name=$1 pid=$2 cpus=$3 threads=$4 address=$5 path=$6
+    local name=$1 pid=$2 cpus=$3 threads=$4 address=$5 path=$6 req=${7:-post}
     local before after wrk_ticks
     before=$(cpu_ticks "$pid")
     if [ "$LOADGEN" = light ]; then
-        timed_light "$name" "$cpus" "$address" "$path" post.json get_weather
+        timed_light "$name" "$cpus" "$address" "$path" "$req"
         after=$(cpu_ticks "$pid")
         light_row "$name" "$((after - before))"
     else
         wrk_ticks=$(timed_wrk "$name" "$cpus" -t"$threads" -c"$CONNECTIONS" -d"${DURATION}s" --latency \
-            -s "$work/post.lua" "http://$address$path")
+            -s "$work/$req.lua" "http://$address$path")
         after=$(cpu_ticks "$pid")
         wrk_row "$name" "$(cat "$work/$name.wrk")" "$((after - before))" "$wrk_ticks"
     fi
@@ -193,4 +201,34 @@ if socket_errors:
 cpu = " ".join(f"{int(t) / hz * 1e6 / reqs:.2f}" for t in ticks)
 print(f"{name} {rps:.0f} {latency(50):.1f} {latency(99):.1f} {errors.group(1) if errors else 0} {cpu}")
 ' "$name" "$HZ" "$@"
+}
+
+# ratios RESULTS WHERE A/B...: the table of RESULTS (lines of "ROUND" and
+# load_row's columns) under a line naming the load generator and WHERE the
+# server ran, then for each pair of targets A/B its ratio in each round
+# (req/s, and CPU time per request) and the medians.
+ratios() {
+    local results=$1 where=$2
+    shift 2
+    python3 - "$DURATION" "$CONNECTIONS" "$PIPELINE" "$LOADGEN" "$LIGHT_DEPTH" "$LIGHT_INTERVAL_MS" "$where" "$@" <<PY
+import statistics, sys
+duration, connections, pipeline, loadgen, depth, interval, where, *pairs = sys.argv[1:]
+rows = [line.split() for line in """$results""".strip().splitlines()]
+gen = "lightload" if loadgen == "light" else "wrk"
+how = f"depth {depth}, every {interval} ms" if gen == "lightload" else f"-t1, pipeline {pipeline}"
+print(f"{gen} -c{connections} -d{duration}s ({how}) on CPU 1; {where}")
+print(f"{'round':<7}{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}"
+      f"{gen + ' us/req':>18}{'busy: server':>14}{gen:>10}")
+rounds = {}
+for round_, name, rps, p50, p99, errors, cpu, gen_cpu in rows:
+    rounds.setdefault(round_, {})[name] = (float(rps), float(cpu))
+    busy = [f"{float(rps) * float(us) / 1e4:.0f}%" for us in (cpu, gen_cpu)]
+    print(f"{round_:<7}{name:<10}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}{gen_cpu:>18}{busy[0]:>14}{busy[1]:>10}")
+for pair in pairs:
+    a, b = pair.split("/")
+    rps = [r[a][0] / r[b][0] for r in rounds.values()]
+    cpu = [r[a][1] / r[b][1] for r in rounds.values()]
+    print(f"{pair}: req/s " + " / ".join(f"{x:.2f}" for x in rps) + f" (median {statistics.median(rps):.2f}x); "
+          f"cpu per request " + " / ".join(f"{x:.2f}" for x in cpu) + f" (median {statistics.median(cpu):.2f}x)")
+PY
 }

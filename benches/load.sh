@@ -40,25 +40,4 @@ results=$(
         load_row hyper "$hyper_pid" 1 1 "$hyper_addr" / | sed "s/^/$round /"
     done
 )
-python3 - "$DURATION" "$CONNECTIONS" "$DRIVER" "$PIPELINE" "$LOADGEN" "$LIGHT_DEPTH" "$LIGHT_INTERVAL_MS" <<PY
-import statistics, sys
-rows = [line.split() for line in """$results""".strip().splitlines()]
-gen = "lightload" if sys.argv[5] == "light" else "wrk"
-how = (f"depth {sys.argv[6]}, every {sys.argv[7]} ms" if gen == "lightload"
-       else f"-t1, pipeline {sys.argv[4]}")
-print(f"{gen} -c{sys.argv[2]} -d{sys.argv[1]}s ({how}), server 1 worker ({sys.argv[3]}) on CPU 0, {gen} on CPU 1")
-print(f"{'round':<7}{'target':<10}{'req/s':>10}{'p50 us':>10}{'p99 us':>10}{'cpu us/req':>12}{'non-2xx':>9}"
-      f"{gen + ' us/req':>18}{'busy: server':>14}{gen:>10}")
-rounds = {}
-for round_, name, rps, p50, p99, errors, cpu, wrk_cpu in rows:
-    rounds.setdefault(round_, {})[name] = (float(rps), float(cpu))
-    busy = [f"{float(rps) * float(us) / 1e4:.0f}%" for us in (cpu, wrk_cpu)]
-    print(f"{round_:<7}{name:<10}{rps:>10}{p50:>10}{p99:>10}{cpu:>12}{errors:>9}{wrk_cpu:>18}{busy[0]:>14}{busy[1]:>10}")
-ratios = {"validate/noop": ("validate", "noop"), "validate/hyper": ("validate", "hyper"), "noop/hyper": ("noop", "hyper")}
-for label, (a, b) in ratios.items():
-    rps = [r[a][0] / r[b][0] for r in rounds.values()]
-    cpu = [r[a][1] / r[b][1] for r in rounds.values()]
-    each = " / ".join(f"{x:.2f}" for x in rps)
-    print(f"{label}: {each} req/s (median {statistics.median(rps):.2f}x), "
-          f"cpu per request median {statistics.median(cpu):.2f}x")
-PY
+ratios "$results" "servers 1 worker ($DRIVER) on CPU 0" validate/noop validate/hyper noop/hyper

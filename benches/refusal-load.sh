@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# What a refusal costs the server against what an allowed call costs: the
+# server CPU per request, in one run and with the same wrk settings for
+# each target, of:
+#   allowed   POST /validate, a valid tools/call of `search_orders` from
+#             tests/catalog/tools.json (10 properties, formats, a pattern,
+#             an x-mcp-header), served with that catalog: 204
+#   refused   the same call with two wrong values (a string for the
+#             integer `pageSize`, a status outside the enum): the
+#             tool-dialect answer, 200 with `isError: true`
+#   hyper     a minimal tokio + hyper server answering 204
+#             (benches/hyper-baseline)
+# Servers run one worker pinned to CPU 0, wrk one thread on CPU 1; rounds
+# (default 3) repeat the targets back to back, and the summary gives each
+# round's ratios and their medians. Targets (the refusal-path issue):
+# refused / allowed <= 1.3 and allowed / hyper <= 0.85 in CPU per request.
+#
+# Usage: benches/refusal-load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)] [rounds (3)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+source benches/load-common.sh "$@"
+if [ "$LOADGEN" = light ]; then
+    echo "refusal-load.sh: lightload takes only 204 answers; the refusal is a 200 (use wrk)" >&2
+    exit 2
+fi
+
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "bench-client", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {"form": {}}},
+        "progressToken": "p-1"}
+arguments = {"marketplaceIds": ["ATVPDKIKX0DER", "A2EUQ1WTGCTBG2"], "region": "NA",
+             "createdAfter": "2026-01-01T00:00:00Z", "createdBefore": "2026-02-01T00:00:00Z",
+             "statuses": ["Pending", "Shipped"], "buyerEmail": "buyer@example.com",
+             "filters": {"minTotal": 10.5, "currency": "USD", "fulfillment": "AFN"},
+             "pageSize": 50, "nextToken": "abc", "includeItems": True}
+def call(arguments):
+    return json.dumps({"jsonrpc": "2.0", "id": "call-1", "method": "tools/call",
+                       "params": {"_meta": meta, "name": "search_orders", "arguments": arguments}},
+                      separators=(",", ":"))
+open(f"{work}/allowed.body", "w").write(call(arguments))
+open(f"{work}/refused.body", "w").write(call(dict(arguments, pageSize="fifty", statuses=["Pending", "Open"])))
+PY
+request allowed search_orders "$work/allowed.body" "Mcp-Param-Region: NA"
+request refused search_orders "$work/refused.body" "Mcp-Param-Region: NA"
+
+read -r gate_pid gate_addr < <(start 0 mcpgate "$MCPGATE_BIN" serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER" \
+    --catalog tests/catalog/tools.json)
+pids+=("$gate_pid")
+read -r hyper_pid hyper_addr < <(start 0 hyper "$HYPER_BIN" 127.0.0.1:0)
+pids+=("$hyper_pid")
+
+# Each request must be answered as its target says.
+for target in "allowed 204 -" "refused 200 isError"; do
+    read -r req want marker <<<"$target"
+    args=(-s -o "$work/$req.answer" -w '%{http_code}' -X POST --data-binary "@$work/$req.json")
+    while IFS= read -r h; do args+=(-H "$h"); done < "$work/$req.headers"
+    status=$(curl "${args[@]}" "http://$gate_addr/validate")
+    if [ "$status" != "$want" ] || { [ "$marker" != - ] && ! grep -q "$marker" "$work/$req.answer"; }; then
+        echo "refusal-load.sh: $req answered $status, not $want: $(head -c 300 "$work/$req.answer")" >&2
+        exit 1
+    fi
+done
+echo "the refusal: $(wc -c < "$work/refused.answer") bytes of answer body" >&2
+
+ROUNDS=${4:-3}
+results=$(
+    for round in $(seq "$ROUNDS"); do
+        load_row allowed "$gate_pid" 1 1 "$gate_addr" /validate allowed | sed "s/^/$round /"
+        load_row refused "$gate_pid" 1 1 "$gate_addr" /validate refused | sed "s/^/$round /"
+        load_row hyper "$hyper_pid" 1 1 "$hyper_addr" / | sed "s/^/$round /"
+    done
+)
+ratios "$results" "servers 1 worker ($DRIVER) on CPU 0" refused/allowed allowed/hyper
