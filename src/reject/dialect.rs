@@ -7,7 +7,9 @@ use bytes::{BufMut, BytesMut};
 use serde_json::Value;
 
 use super::codes::{ENVELOPE_VERSION, TOOL_INPUT_ERROR_KIND};
-use super::envelope::{escape, escape_bounded, escape_one_line, write_bounded, write_one_line};
+use super::envelope::{
+    escape, escape_bounded, escape_one_line, write_bounded, write_one_line, write_word,
+};
 use crate::classify::RequestId;
 
 /// Hints sent at most.
@@ -166,18 +168,6 @@ fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
     out.extend_from_slice(b",\"total\":");
     out.extend_from_slice(itoa::Buffer::new().format(error.total).as_bytes());
     out.put_u8(b'}');
-}
-
-/// One of the gateway's own words (a kind, a type, a keyword, a code:
-/// constants with nothing to escape) as a JSON string.
-fn write_word(out: &mut BytesMut, word: &'static str) {
-    debug_assert!(
-        word.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'),
-        "{word:?} needs escaping"
-    );
-    out.put_u8(b'"');
-    out.extend_from_slice(word.as_bytes());
-    out.put_u8(b'"');
 }
 
 /// The inside of the envelope's `examples` array for a tool's schema

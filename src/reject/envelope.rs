@@ -46,7 +46,7 @@ pub fn write_error(
             if n > 0 {
                 out.put_u8(b',');
             }
-            write_string(out, key.as_str());
+            write_word(out, key.as_str());
             out.put_u8(b':');
             write_value(out, value);
         }
@@ -118,11 +118,13 @@ fn write_locations<'t, T: Iterator<Item = &'t str>>(
     out.put_u8(b']');
 }
 
-/// `text` as a JSON string, escaped as JSON requires (as `serde_json`
-/// writes it).
-pub(crate) fn write_string(out: &mut BytesMut, text: &str) {
+/// One of the gateway's own words (a data key, a kind, a type, a
+/// keyword, a code: constants with nothing to escape) as a JSON string,
+/// without the escaping scan.
+pub(crate) fn write_word(out: &mut BytesMut, word: &'static str) {
+    debug_assert!(!word.bytes().any(escaped), "{word:?} needs escaping");
     out.put_u8(b'"');
-    escape(out, text);
+    out.extend_from_slice(word.as_bytes());
     out.put_u8(b'"');
 }
 
@@ -198,13 +200,18 @@ pub(crate) fn escape(out: &mut BytesMut, text: &str) {
         copied = at;
     }
     for (i, &byte) in bytes.iter().enumerate().skip(at) {
-        if byte < 0x20 || byte == b'"' || byte == b'\\' {
+        if escaped(byte) {
             out.extend_from_slice(&bytes[copied..i]);
             write_escaped(out, byte);
             copied = i + 1;
         }
     }
     out.extend_from_slice(&bytes[copied..]);
+}
+
+/// Whether JSON escapes `byte`: `"`, `\\`, or a control character.
+fn escaped(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
 }
 
 /// One byte that JSON escapes: `"`, `\\`, or a control character (the
@@ -248,18 +255,10 @@ fn below(word: u64, n: u8) -> u64 {
     word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS
 }
 
-fn has_below(word: u64, n: u8) -> bool {
-    below(word, n) != 0
-}
-
 /// The high bit of each byte of `word` equal to `byte` (lowest flag
 /// exact, as [`below`]'s).
 fn equal(word: u64, byte: u8) -> u64 {
     below(word ^ (ONES * u64::from(byte)), 1)
-}
-
-fn has_byte(word: u64, byte: u8) -> bool {
-    equal(word, byte) != 0
 }
 
 /// Flags on the bytes of `word` that JSON escapes: `"`, `\\`, or below
@@ -272,7 +271,7 @@ fn escape_flags(word: u64) -> u64 {
 /// past 0x7e), eight a step.
 fn plain_ascii(bytes: &[u8]) -> bool {
     let mut words = bytes.chunks_exact(8);
-    let plain = |word: u64| word & HIGHS == 0 && !has_below(word, 0x20) && !has_byte(word, 0x7f);
+    let plain = |word: u64| (word & HIGHS) | below(word, 0x20) | equal(word, 0x7f) == 0;
     words.all(|chunk| plain(word_of(chunk)))
         && words
             .remainder()
@@ -283,6 +282,14 @@ fn plain_ascii(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `text` as a JSON string, escaped as JSON requires (what
+    /// `serde_json` writes, the tests compare).
+    fn write_string(out: &mut BytesMut, text: &str) {
+        out.put_u8(b'"');
+        escape(out, text);
+        out.put_u8(b'"');
+    }
 
     #[test]
     fn an_envelope_without_id_carries_null_and_data_keys_in_order() {

@@ -5,7 +5,7 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::envelope::{write_bounded, write_string};
+use super::envelope::{write_bounded, write_word};
 
 /// Events written at most (the rest of a hostile call's keys are not
 /// listed).
@@ -103,7 +103,7 @@ pub fn render(events: &[Event<'_>]) -> Bytes {
             out.put_u8(b',');
         }
         out.extend_from_slice(b"{\"kind\":");
-        write_string(&mut out, event.kind().as_str());
+        write_word(&mut out, event.kind().as_str());
         let reason = match *event {
             Event::Renamed { key, property } => {
                 member(&mut out, "from", key);
@@ -136,9 +136,9 @@ pub fn render(events: &[Event<'_>]) -> Bytes {
     out.freeze()
 }
 
-fn member(out: &mut BytesMut, name: &str, text: &str) {
+fn member(out: &mut BytesMut, name: &'static str, text: &str) {
     out.put_u8(b',');
-    write_string(out, name);
+    write_word(out, name);
     out.put_u8(b':');
     write_bounded(out, text);
 }

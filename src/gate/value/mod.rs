@@ -336,6 +336,7 @@ fn summary<'b>(
     let Some(first) = first else {
         return text.into_bump_str();
     };
+    text.push_str(": ");
     let at = if first.path.is_empty() {
         "arguments"
     } else {
@@ -343,10 +344,8 @@ fn summary<'b>(
     };
     let problems = problem_count.max(total);
     if problems == 1 {
-        text.push_str(": ");
         text.push_str(first.issue);
     } else {
-        text.push_str(": ");
         text.push_str(itoa::Buffer::new().format(problems));
         text.push_str(" problems at ");
         text.push_str(itoa::Buffer::new().format(total));
