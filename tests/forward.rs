@@ -850,7 +850,12 @@ fn legacy_get_and_delete_are_forwarded_and_a_modern_get_is_405() {
             .as_bytes(),
         );
         assert_eq!(modern.status, 405, "{method}");
+        assert_eq!(modern.header("Allow"), Some("POST"), "{method}");
     }
+    // Another method on the 2025 lane: the 405 names the three it takes.
+    let put = server.send(b"PUT /mcp HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
+    assert_eq!(put.status, 405);
+    assert_eq!(put.header("Allow"), Some("GET, POST, DELETE"));
     assert_eq!(upstream.received().len(), 2);
 }
 

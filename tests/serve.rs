@@ -265,6 +265,21 @@ fn the_verdict_service_answers_204_for_a_valid_message() {
 }
 
 #[test]
+fn a_405_names_the_methods_its_path_takes() {
+    let server = start();
+    for path in ["/healthz", "/metrics"] {
+        let answer = server.send(
+            format!("POST {path} HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n").as_bytes(),
+        );
+        assert_eq!(answer.status, 405, "{path}");
+        assert_eq!(answer.header("Allow"), Some("GET"), "{path}");
+    }
+    let answer = server.send(b"PUT /validate HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
+    assert_eq!(answer.status, 405);
+    assert_eq!(answer.header("Allow"), Some("POST"));
+}
+
+#[test]
 fn the_noop_route_is_a_404_unless_the_bench_flag_asks_for_it() {
     let noop = |server: &Server| server.send(&post("/_noop", &[], b"{}", CLIENT_HEADERS));
     let server = Server::start(&[]);

@@ -161,6 +161,14 @@ impl McpService {
         )
     }
 
+    /// A method the path does not take; `allow`: the ones it does (the
+    /// `Allow` header a 405 must carry).
+    fn method_not_allowed(&self, allow: &'static str, message: &str) -> Response {
+        let mut response = self.refuse(Reason::MethodNotAllowed, message);
+        response.headers.push(("Allow", allow.to_owned()));
+        response
+    }
+
     /// A GET or DELETE with a body: refused before any of it is read, so
     /// nothing of it is forwarded or left to be read as the next request.
     fn body_not_allowed(&self) -> Response {
@@ -182,7 +190,6 @@ impl McpService {
             Reason::Unauthorized => response
                 .headers
                 .push(("WWW-Authenticate", "Bearer realm=\"mcpgate\"".to_owned())),
-            Reason::MethodNotAllowed => response.headers.push(("Allow", "POST".to_owned())),
             reason => {
                 if let Some(challenge) = self
                     .wire
@@ -316,10 +323,20 @@ impl Service for McpService {
             }
             Route::Endpoint | Route::Validate => {
                 if head.method != "POST" {
-                    return Some(self.refuse(
-                        Reason::MethodNotAllowed,
-                        "Method Not Allowed: the MCP endpoint takes POST",
-                    ));
+                    // The 2025 lanes' stream and session end, where forwarded.
+                    return Some(
+                        if route == Route::Endpoint && self.forwarding && legacy_lane(head) {
+                            self.method_not_allowed(
+                                "GET, POST, DELETE",
+                                "Method Not Allowed: the MCP endpoint takes GET, POST and DELETE",
+                            )
+                        } else {
+                            self.method_not_allowed(
+                                "POST",
+                                "Method Not Allowed: the MCP endpoint takes POST",
+                            )
+                        },
+                    );
                 }
                 self.wire
                     .check(head)
@@ -327,10 +344,7 @@ impl Service for McpService {
                     .map(|refusal| self.refuse(refusal.reason, refusal.message))
             }
             Route::Metrics | Route::Health | Route::ResourceMetadata if head.method != "GET" => {
-                Some(self.refuse(
-                    Reason::MethodNotAllowed,
-                    "Method Not Allowed: this path takes GET",
-                ))
+                Some(self.method_not_allowed("GET", "Method Not Allowed: this path takes GET"))
             }
             Route::Metrics | Route::Health | Route::ResourceMetadata if carries_body(head) => {
                 Some(self.body_not_allowed())
