@@ -7,10 +7,9 @@ use bytes::{BufMut, BytesMut};
 use serde_json::Value;
 
 use super::codes::{ENVELOPE_VERSION, TOOL_INPUT_ERROR_KIND};
-use super::envelope::{
-    escape, escape_bounded, escape_one_line, write_bounded, write_one_line, write_word,
-};
+use super::envelope::{escape, escape_bounded, escape_one_line, write_bounded, write_word};
 use crate::classify::RequestId;
+use crate::distill::within_echo_bound;
 
 /// Hints sent at most.
 pub const MAX_HINTS: usize = 5;
@@ -75,27 +74,68 @@ pub fn write_tool_error(
         out.extend_from_slice(b"\"resultType\":\"complete\",");
     }
     out.extend_from_slice(b"\"content\":[{\"type\":\"text\",\"text\":");
-    write_plain_text(out, error);
+    let escaped = write_plain_text(out, error);
     out.extend_from_slice(b"}],\"structuredContent\":");
-    write_envelope(out, error);
+    write_envelope(out, error, &escaped);
     out.extend_from_slice(b",\"isError\":true}}");
+}
+
+/// The details whose texts the envelope copies from the plain text; one
+/// past them is escaped again.
+const COPIED_DETAILS: usize = 8;
+
+/// Where a text went in the answer: `start..end`.
+type Span = (usize, usize);
+
+/// Where the plain text holds a text of the envelope, escaped as the
+/// envelope writes it: the envelope copies those bytes rather than escape
+/// the text a second time.
+#[derive(Default)]
+struct Escaped {
+    summary: Span,
+    /// A detail's path and issue, where neither was over the echo bound
+    /// (the plain text does not cut them; the envelope does).
+    details: [Option<(Span, Span)>; COPIED_DETAILS],
+    hints: [Span; MAX_HINTS],
+}
+
+/// Runs `write` and says where in `out` its bytes went.
+fn span(out: &mut BytesMut, write: impl FnOnce(&mut BytesMut)) -> Span {
+    let start = out.len();
+    write(out);
+    (start, out.len())
+}
+
+/// A text written before, as a JSON string again.
+fn write_copy(out: &mut BytesMut, (start, end): Span) {
+    out.put_u8(b'"');
+    out.extend_from_within(start..end);
+    out.put_u8(b'"');
 }
 
 /// The text a model reads, as a JSON string: the summary, then one line
 /// per problem and hint.
-fn write_plain_text(out: &mut BytesMut, error: &ToolError<'_>) {
+fn write_plain_text(out: &mut BytesMut, error: &ToolError<'_>) -> Escaped {
+    let mut escaped = Escaped::default();
     out.put_u8(b'"');
-    escape_one_line(out, error.summary);
-    for detail in error.details {
+    escaped.summary = span(out, |out| escape_one_line(out, error.summary));
+    for (n, detail) in error.details.iter().enumerate() {
         // Fixed words are written as they are escaped.
         out.extend_from_slice(b"\\n- ");
-        if detail.path.is_empty() {
+        let path = if detail.path.is_empty() {
             out.extend_from_slice(b"arguments");
+            None
         } else {
-            escape(out, detail.path);
-        }
+            Some(span(out, |out| escape(out, detail.path)))
+        };
         out.extend_from_slice(b": ");
-        escape(out, detail.issue);
+        let issue = span(out, |out| escape(out, detail.issue));
+        if let (Some(slot), Some(path)) = (escaped.details.get_mut(n), path)
+            && !within_echo_bound(detail.path).1
+            && !within_echo_bound(detail.issue).1
+        {
+            *slot = Some((path, issue));
+        }
     }
     // The distinct locations shown (a handful: no set needed).
     let shown = error
@@ -114,31 +154,40 @@ fn write_plain_text(out: &mut BytesMut, error: &ToolError<'_>) {
             b" more locations"
         });
     }
-    for hint in error.hints.iter().take(MAX_HINTS) {
+    for (slot, hint) in escaped.hints.iter_mut().zip(error.hints) {
         out.extend_from_slice(b"\\nHint: ");
-        escape_bounded(out, hint);
+        *slot = span(out, |out| escape_bounded(out, hint));
     }
     out.put_u8(b'"');
+    escaped
 }
 
-fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
+fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>, escaped: &Escaped) {
     out.extend_from_slice(b"{\"error_kind\":");
     write_word(out, TOOL_INPUT_ERROR_KIND);
     out.extend_from_slice(b",\"tool\":");
     write_bounded(out, error.tool);
     out.extend_from_slice(b",\"summary\":");
-    write_one_line(out, error.summary);
+    // As `write_one_line` writes it, escaped once already.
+    write_copy(out, escaped.summary);
     out.extend_from_slice(b",\"details\":[");
     for (n, detail) in error.details.iter().enumerate() {
         if n > 0 {
             out.put_u8(b',');
         }
+        let copied = escaped.details.get(n).copied().flatten();
         out.extend_from_slice(b"{\"path\":");
-        write_bounded(out, detail.path);
+        match copied {
+            Some((path, _)) => write_copy(out, path),
+            None => write_bounded(out, detail.path),
+        }
         out.extend_from_slice(b",\"pointer\":");
         write_bounded(out, detail.pointer);
         out.extend_from_slice(b",\"issue\":");
-        write_bounded(out, detail.issue);
+        match copied {
+            Some((_, issue)) => write_copy(out, issue),
+            None => write_bounded(out, detail.issue),
+        }
         out.extend_from_slice(b",\"received_type\":");
         write_word(out, detail.received_type);
         out.extend_from_slice(b",\"keyword\":");
@@ -148,11 +197,12 @@ fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>) {
         out.put_u8(b'}');
     }
     out.extend_from_slice(b"],\"hints\":[");
-    for (n, hint) in error.hints.iter().take(MAX_HINTS).enumerate() {
+    // As `write_bounded` writes them, escaped once already.
+    for (n, hint) in escaped.hints.iter().take(error.hints.len()).enumerate() {
         if n > 0 {
             out.put_u8(b',');
         }
-        write_bounded(out, hint);
+        write_copy(out, *hint);
     }
     out.extend_from_slice(b"],\"examples\":[");
     out.extend_from_slice(error.examples);
@@ -199,6 +249,75 @@ pub fn examples_json(examples: &[Value]) -> Box<[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reject::envelope::write_one_line;
+
+    /// A text as `write` writes it alone, read back.
+    fn alone(write: fn(&mut BytesMut, &str), text: &str) -> Value {
+        let mut out = BytesMut::new();
+        write(&mut out, text);
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn texts_copied_from_the_plain_text_read_as_if_written_again() {
+        let long = format!("{}\"end", "q\"".repeat(crate::distill::ECHO_BOUND));
+        let texts = [
+            "plain",
+            "quote \" back\\slash",
+            "line\nend\ttab\u{1}",
+            long.as_str(),
+            "",
+            "é and 日本",
+        ];
+        // More details than are copied, each text against every other.
+        let details: Vec<Detail<'_>> = (0..COPIED_DETAILS + 4)
+            .map(|n| Detail {
+                path: texts[n % texts.len()],
+                pointer: texts[(n + 1) % texts.len()],
+                issue: texts[(n + 2) % texts.len()],
+                received_type: "string",
+                keyword: "type",
+                error_code: "SCHEMA_TYPE_MISMATCH",
+            })
+            .collect();
+        let hints: Vec<&str> = texts.iter().copied().cycle().take(MAX_HINTS + 2).collect();
+        for summary in texts {
+            let error = ToolError {
+                tool: "t",
+                summary,
+                details: &details,
+                total: details.len(),
+                hints: &hints,
+                examples: b"",
+                error_code: "SCHEMA_TYPE_MISMATCH",
+                normalized: None,
+            };
+            let mut out = BytesMut::new();
+            write_tool_error(&mut out, None, false, &error);
+            let value: Value = serde_json::from_slice(&out).unwrap();
+            let envelope = &value["result"]["structuredContent"];
+            assert_eq!(envelope["summary"], alone(write_one_line, summary));
+            for (n, detail) in details.iter().enumerate() {
+                let written = &envelope["details"][n];
+                assert_eq!(written["path"], alone(write_bounded, detail.path), "{n}");
+                assert_eq!(
+                    written["pointer"],
+                    alone(write_bounded, detail.pointer),
+                    "{n}"
+                );
+                assert_eq!(written["issue"], alone(write_bounded, detail.issue), "{n}");
+            }
+            let expected: Vec<Value> = hints
+                .iter()
+                .take(MAX_HINTS)
+                .map(|hint| alone(write_bounded, hint))
+                .collect();
+            assert_eq!(envelope["hints"], Value::Array(expected));
+            // The plain text holds each issue whole.
+            let text = value["result"]["content"][0]["text"].as_str().unwrap();
+            assert!(text.contains(&long), "an issue is cut in the plain text");
+        }
+    }
 
     #[test]
     fn the_answer_is_a_tool_result_with_the_envelope() {

@@ -354,7 +354,13 @@ fn list_values<'b>(arena: &'b Bump, values: &[Value]) -> ArenaString<'b> {
 /// A template with `{name}` placeholders filled, one name after another
 /// (a value filled in is read again for the names after it).
 fn fill<'b>(arena: &'b Bump, template: &str, values: &[(&str, &str)]) -> ArenaString<'b> {
-    if values.iter().any(|(_, value)| value.contains(['{', '}'])) {
+    // Bytes, not chars: a brace is ASCII, and the allowed-values list a
+    // value may be is long.
+    let brace = |byte: &u8| matches!(byte, b'{' | b'}');
+    if values
+        .iter()
+        .any(|(_, value)| value.as_bytes().iter().any(brace))
+    {
         return fill_in_turn(arena, template, values);
     }
     // No value can make a placeholder: one pass over the template gives
@@ -362,7 +368,7 @@ fn fill<'b>(arena: &'b Bump, template: &str, values: &[(&str, &str)]) -> ArenaSt
     let room = template.len() + values.iter().map(|(_, value)| value.len()).sum::<usize>();
     let mut text = ArenaString::with_capacity_in(room, arena);
     let mut rest = template;
-    while let Some(open) = rest.find('{') {
+    while let Some(open) = rest.bytes().position(|byte| byte == b'{') {
         let after = &rest[open + 1..];
         let named = values.iter().find(|(name, _)| {
             after
