@@ -98,6 +98,25 @@ fn serve_upstream(stream: TcpStream, seen: &Mutex<Vec<Headers>>, listing: &[u8])
     let mut stream = stream;
     while let Some((headers, request)) = read_request(&mut reader) {
         seen.lock().unwrap().push(headers);
+        if request.is_empty() {
+            // A 2025 lane's GET stream (the test's only bodiless request),
+            // resumed: a notification, then the replayed `tools/list`
+            // answer, with the length the upstream knew.
+            let events = format!(
+                "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}}\n\nid: 7\ndata: {}\n\n",
+                String::from_utf8_lossy(listing)
+            );
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n",
+                events.len()
+            );
+            if stream.write_all(head.as_bytes()).is_err()
+                || stream.write_all(events.as_bytes()).is_err()
+            {
+                return;
+            }
+            continue;
+        }
         let listing_asked = String::from_utf8_lossy(&request).contains("tools/list");
         let body: &[u8] = if listing_asked {
             listing
@@ -503,6 +522,60 @@ fn a_tools_list_answer_lists_only_the_tools_the_callers_scopes_allow() {
     assert_eq!(listed(&server, &without), ["ping"]);
     let with = signer.sign(&claims(json!({"scope": "mcp tools:echo"})));
     assert_eq!(listed(&server, &with), ["echo", "ping"]);
+    assert_eq!(upstream.count(), 2);
+}
+
+/// The events of a 2025 lane's GET stream opened with `token`, each
+/// event's `data` read as JSON.
+fn streamed(server: &Server, token: &str) -> (Answer, Vec<Value>) {
+    let answer = server.send(
+        format!(
+            "GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nMcp-Session-Id: s-1\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nLast-Event-ID: 6\r\n{}\r\n",
+            bearer(token)
+        )
+        .as_bytes(),
+    );
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let events = String::from_utf8_lossy(&answer.body)
+        .split("\n\n")
+        .filter_map(|event| event.lines().find_map(|line| line.strip_prefix("data: ")))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    (answer, events)
+}
+
+#[test]
+fn a_tools_list_answer_replayed_on_a_get_stream_lists_only_the_tools_the_callers_scopes_allow() {
+    let upstream = Upstream::start();
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &[]);
+    let names = |events: &[Value]| -> Vec<String> {
+        events[1]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let without = signer.sign(&claims(json!({"scope": "mcp"})));
+    let (answer, events) = streamed(&server, &without);
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0]["method"], "notifications/tools/list_changed");
+    assert_eq!(names(&events), ["ping"]);
+    // The upstream's length no longer holds: the stream is re-chunked.
+    assert_eq!(answer.header("Transfer-Encoding"), Some("chunked"));
+    assert!(String::from_utf8_lossy(&answer.body).contains("id: 7\n"));
+    // A caller granted every tool's scopes gets the stream as it came.
+    let with = signer.sign(&claims(json!({"scope": "mcp tools:echo"})));
+    let (answer, events) = streamed(&server, &with);
+    assert_eq!(names(&events), ["echo", "ping"]);
+    assert!(answer.header("Content-Length").is_some());
     assert_eq!(upstream.count(), 2);
 }
 

@@ -57,6 +57,8 @@ pub struct Pending {
     /// The caller's grant, when its `tools/list` answer is cut down to
     /// the tools it may call.
     listing_for: Option<Arc<Grant>>,
+    /// A 2025 lane's GET stream: its answers are cut event by event.
+    stream: bool,
     /// What the gateway adds to the answer's result.
     adds: Additions,
 }
@@ -275,7 +277,9 @@ impl McpService {
                 .map(|oauth| oauth.identity_headers(grant))
                 .unwrap_or_default(),
             watch: pending.watch.is_some(),
-            rewrite: pending.listing_for.is_some(),
+            // A POST's answer is held whole; a GET stream, event by event.
+            rewrite: pending.listing_for.is_some() && !pending.stream,
+            rewrite_events: pending.listing_for.is_some() && pending.stream,
             pending,
         })
     }
@@ -365,12 +369,22 @@ impl Service for McpService {
                         Err(reason) => return self.refuse(reason, oauth::message(reason)).into(),
                     },
                 };
+                // A resumed stream replays the answers of a request, a
+                // `tools/list` among them: cut to the caller's scopes as
+                // on a POST.
+                let listing_for = grant.clone().filter(|grant| {
+                    self.wire
+                        .oauth
+                        .as_ref()
+                        .is_some_and(|oauth| oauth.lists_fewer_tools(grant))
+                });
                 return self.forward(
                     Pending {
                         id: None,
                         watch: None,
                         adds: Additions::default(),
-                        listing_for: None,
+                        listing_for,
+                        stream: true,
                     },
                     None,
                     grant.as_deref(),
@@ -404,6 +418,7 @@ impl Service for McpService {
                             watch: allowed.watch,
                             adds,
                             listing_for,
+                            stream: false,
                         },
                         allowed.forward,
                         grant.as_deref(),

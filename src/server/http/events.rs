@@ -3,6 +3,13 @@
 //! every other event, and everything after the response, passes as it
 //! came. Events are held only until they are whole, and one longer than the
 //! limit ends the editing: what was held and what follows pass as they are.
+//!
+//! A stream of many responses (a 2025 lane's GET stream, which replays a
+//! resumed request's answers) is edited response after response instead
+//! ([`EventEditor::every_response`]): there a response is only relayed as
+//! the service made it; one it refuses, any event longer than the limit,
+//! and an event the stream does not end are left out, the events around
+//! them relayed.
 
 use crate::parse::span::value_at;
 
@@ -12,6 +19,8 @@ pub(super) enum Edit {
     Edited(Vec<u8>),
     /// Relay it as it came.
     Unchanged,
+    /// Leave the event out.
+    Dropped,
 }
 
 /// The state of one stream's editing.
@@ -20,6 +29,10 @@ pub(super) struct EventEditor {
     /// The response is out (or will not be edited): the rest passes.
     passing: bool,
     limit: usize,
+    /// Every response is edited, not only the first.
+    every: bool,
+    /// An event over the limit is being left out, up to its end.
+    skipping: bool,
 }
 
 impl EventEditor {
@@ -28,6 +41,17 @@ impl EventEditor {
             held: Vec::new(),
             passing: false,
             limit,
+            every: false,
+            skipping: false,
+        }
+    }
+
+    /// An editor that hands every response event to the service, and
+    /// leaves out one it cannot hold.
+    pub(super) fn every_response(limit: usize) -> EventEditor {
+        EventEditor {
+            every: true,
+            ..EventEditor::new(limit)
         }
     }
 
@@ -48,6 +72,15 @@ impl EventEditor {
         while let Some(end) = event_end(&self.held) {
             let rest = self.held.split_off(end);
             let event = std::mem::replace(&mut self.held, rest);
+            if std::mem::take(&mut self.skipping) {
+                // The end of the event left out.
+                continue;
+            }
+            if self.every && event.len() > self.limit {
+                // As if it had come in pieces: too long to hold.
+                let _ = edit(None);
+                continue;
+            }
             let data = event_data(&event);
             let is_response = value_at(&data, &["result"])
                 .or_else(|| value_at(&data, &["error"]))
@@ -56,24 +89,44 @@ impl EventEditor {
                 out.extend_from_slice(&event);
                 continue;
             }
-            self.passing = true;
             match edit(Some(&data)) {
                 Edit::Edited(edited) => write_edited(out, &event, &edited),
                 Edit::Unchanged => out.extend_from_slice(&event),
+                Edit::Dropped => {}
             }
-            out.append(&mut self.held);
-            return;
+            if !self.every {
+                self.passing = true;
+                out.append(&mut self.held);
+                return;
+            }
         }
-        if self.held.len() > self.limit {
-            self.passing = true;
+        if self.skipping {
+            // Only a blank line's worth is kept, to find its end across
+            // pieces.
+            let keep = self.held.len().saturating_sub(3);
+            self.held.drain(..keep);
+        } else if self.held.len() > self.limit {
             let _ = edit(None);
-            out.append(&mut self.held);
+            if self.every {
+                self.skipping = true;
+                let keep = self.held.len().saturating_sub(3);
+                self.held.drain(..keep);
+            } else {
+                self.passing = true;
+                out.append(&mut self.held);
+            }
         }
     }
 
     /// What is left held at the end of the stream.
     pub(super) fn finish(&mut self, out: &mut Vec<u8>) {
-        out.append(&mut self.held);
+        if self.every {
+            // An event the stream did not end is not known to be no
+            // response: it is left out.
+            self.held.clear();
+        } else {
+            out.append(&mut self.held);
+        }
     }
 }
 
@@ -138,18 +191,37 @@ fn write_edited(out: &mut Vec<u8>, event: &[u8], edited: &[u8]) {
 mod tests {
     use super::*;
 
-    fn run(pieces: &[&[u8]], limit: usize) -> (Vec<u8>, Vec<Option<Vec<u8>>>) {
-        let mut editor = EventEditor::new(limit);
+    /// What `editor` relays of `pieces`, each response handed to `edit`.
+    fn relay(
+        mut editor: EventEditor,
+        pieces: &[&[u8]],
+        mut edit: impl FnMut(Option<&[u8]>) -> Edit,
+    ) -> Vec<u8> {
         let mut out = Vec::new();
-        let mut seen = Vec::new();
-        let mut edit = |data: Option<&[u8]>| {
-            seen.push(data.map(<[u8]>::to_vec));
-            Edit::Edited(b"{\"result\":{\"edited\":true}}".to_vec())
-        };
         for piece in pieces {
             editor.feed(piece, &mut out, &mut edit);
         }
         editor.finish(&mut out);
+        out
+    }
+
+    /// `stream` relayed as `expected`, whole and byte by byte.
+    #[track_caller]
+    fn assert_relays(run: impl Fn(&[&[u8]]) -> Vec<u8>, stream: &[u8], expected: &[u8]) {
+        assert_eq!(
+            String::from_utf8_lossy(&run(&[stream])),
+            String::from_utf8_lossy(expected)
+        );
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(run(&bytes), expected);
+    }
+
+    fn run(pieces: &[&[u8]], limit: usize) -> (Vec<u8>, Vec<Option<Vec<u8>>>) {
+        let mut seen = Vec::new();
+        let out = relay(EventEditor::new(limit), pieces, |data| {
+            seen.push(data.map(<[u8]>::to_vec));
+            Edit::Edited(b"{\"result\":{\"edited\":true}}".to_vec())
+        });
         (out, seen)
     }
 
@@ -157,14 +229,45 @@ mod tests {
     fn only_the_response_event_is_edited_whatever_the_pieces() {
         let stream: &[u8] = b"event: message\r\ndata: {\"method\":\"notifications/progress\"}\r\n\r\nid: 7\nevent: message\ndata: {\"id\":1,\ndata: \"result\":{}}\n\ndata: {\"after\":1}\n\n";
         let expected: &[u8] = b"event: message\r\ndata: {\"method\":\"notifications/progress\"}\r\n\r\nid: 7\nevent: message\ndata: {\"result\":{\"edited\":true}}\n\ndata: {\"after\":1}\n\n";
-        let (whole, seen) = run(&[stream], 1 << 20);
-        assert_eq!(
-            String::from_utf8_lossy(&whole),
-            String::from_utf8_lossy(expected)
-        );
+        assert_relays(|pieces| run(pieces, 1 << 20).0, stream, expected);
+        let (_, seen) = run(&[stream], 1 << 20);
         assert_eq!(seen, [Some(b"{\"id\":1,\n\"result\":{}}".to_vec())]);
-        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
-        assert_eq!(run(&bytes, 1 << 20).0, expected);
+    }
+
+    /// Every response edited: `secret` ones dropped, the others marked.
+    fn run_every(pieces: &[&[u8]], limit: usize) -> (Vec<u8>, usize) {
+        let mut seen = 0;
+        let out = relay(EventEditor::every_response(limit), pieces, |data| {
+            seen += 1;
+            match data {
+                Some(data) if String::from_utf8_lossy(data).contains("secret") => Edit::Dropped,
+                Some(_) => Edit::Edited(b"{\"result\":{\"edited\":true}}".to_vec()),
+                None => Edit::Dropped,
+            }
+        });
+        (out, seen)
+    }
+
+    #[test]
+    fn on_a_stream_of_answers_every_response_is_edited_whatever_the_pieces() {
+        let stream: &[u8] = b"data: {\"method\":\"ping\"}\n\nid: 1\ndata: {\"id\":1,\"result\":{}}\n\ndata: {\"id\":2,\"result\":\"secret\"}\r\n\r\ndata: {\"id\":3,\"error\":{}}\n\ndata: {\"method\":\"after\"}\n\n";
+        let expected: &[u8] = b"data: {\"method\":\"ping\"}\n\nid: 1\ndata: {\"result\":{\"edited\":true}}\n\ndata: {\"result\":{\"edited\":true}}\n\ndata: {\"method\":\"after\"}\n\n";
+        assert_relays(|pieces| run_every(pieces, 1 << 20).0, stream, expected);
+        assert_eq!(run_every(&[stream], 1 << 20).1, 3);
+    }
+
+    #[test]
+    fn on_a_stream_of_answers_an_event_over_the_limit_is_left_out_and_the_rest_relayed() {
+        let long = format!("data: {{\"id\":1,\"result\":\"{}\"}}\n\n", "x".repeat(100));
+        let stream = format!("{long}data: {{\"method\":\"next\"}}\n\n{long}");
+        for size in [1, 7, 64, stream.len()] {
+            let pieces: Vec<&[u8]> = stream.as_bytes().chunks(size).collect();
+            let (out, _) = run_every(&pieces, 32);
+            assert_eq!(out, b"data: {\"method\":\"next\"}\n\n", "pieces of {size}");
+        }
+        // An event the stream does not end is not relayed either.
+        let (out, _) = run_every(&[b"data: {\"id\":1,\"result\":{}}\n"], 1 << 20);
+        assert!(out.is_empty());
     }
 
     #[test]

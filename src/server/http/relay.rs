@@ -98,6 +98,12 @@ impl<S: Service> Conn<'_, S> {
             }
         }
 
+        // Every response in the stream is edited: a length the upstream
+        // gave no longer holds.
+        let every_response = forward.rewrite_events && head.event_stream && head.status == 200;
+        if every_response && matches!(head.framing, BodyFraming::Length(_)) {
+            head.framing = BodyFraming::UntilClose;
+        }
         let close = !meta.keep_alive
             || worker.shutting_down.get()
             || worker.signal.is_triggered()
@@ -110,10 +116,14 @@ impl<S: Service> Conn<'_, S> {
         let conn = ConnHeader::of(close, meta.http10);
         encode_answer_head(&mut self.out, &head, conn, rechunk);
         // An event stream of unknown length: its response event edited.
-        let mut events = (forward.edit
-            && head.event_stream
-            && matches!(head.framing, BodyFraming::Chunked | BodyFraming::UntilClose))
-        .then(|| EventEditor::new(limit));
+        let mut events = if every_response {
+            Some(EventEditor::every_response(limit))
+        } else {
+            (forward.edit
+                && head.event_stream
+                && matches!(head.framing, BodyFraming::Chunked | BodyFraming::UntilClose))
+            .then(|| EventEditor::new(limit))
+        };
         let mut relayed = Vec::new();
 
         loop {
@@ -131,7 +141,11 @@ impl<S: Service> Conn<'_, S> {
                         let service = &*worker.service;
                         let pending = &forward.pending;
                         let headers = &head.headers;
+                        let status = head.status;
                         editor.feed(&data, &mut relayed, &mut |json| {
+                            if every_response {
+                                return rewrite_event(service, pending, status, json);
+                            }
                             catch_unwind(AssertUnwindSafe(|| {
                                 service.edit_answer(pending, headers, json)
                             }))
@@ -352,6 +366,30 @@ fn hand_watched<S: Service>(service: &S, pending: S::Pending, answer: WatchedAns
 
 /// The status line and headers of a relayed answer, with its framing for
 /// the client and the connection header.
+/// What the service makes of one response event's data on a stream whose
+/// every response it rewrites: the event is left out when it refuses it,
+/// panics, or the event was too long to hold (`None`).
+fn rewrite_event<S: Service>(
+    service: &S,
+    pending: &S::Pending,
+    status: u16,
+    json: Option<&[u8]>,
+) -> Edit {
+    let Some(json) = json else {
+        return Edit::Dropped;
+    };
+    let answer = WatchedAnswer {
+        status,
+        event_stream: false,
+        body: json,
+    };
+    match catch_unwind(AssertUnwindSafe(|| service.rewrite_answer(pending, answer))) {
+        Ok(Some(rewritten)) if rewritten == json => Edit::Unchanged,
+        Ok(Some(rewritten)) => Edit::Edited(rewritten),
+        _ => Edit::Dropped,
+    }
+}
+
 fn encode_answer_head(out: &mut Vec<u8>, head: &AnswerHead, conn: ConnHeader, rechunk: bool) {
     let _ = write!(out, "HTTP/1.1 {} {}\r\n", head.status, reason(head.status));
     out.extend_from_slice(&head.headers);
