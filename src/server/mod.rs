@@ -158,8 +158,8 @@ pub struct Forward<P> {
     pub rewrite: bool,
     /// A 200 event stream (a 2025 lane's GET stream): hand each response
     /// event's data to [`Service::rewrite_answer`] and relay what it makes
-    /// of it; an event it refuses, or one longer than the body limit, is
-    /// left out.
+    /// of it; an event it refuses, one longer than the body limit, and one
+    /// the stream does not end are left out.
     pub rewrite_events: bool,
     /// What the service needs later to answer a failure or watch the answer.
     pub pending: P,

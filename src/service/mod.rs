@@ -163,6 +163,17 @@ impl McpService {
         )
     }
 
+    /// The caller's grant when the tools it lists must be cut to its
+    /// scopes (some tool needs a scope it lacks).
+    fn listing_for(&self, grant: &Option<Arc<Grant>>) -> Option<Arc<Grant>> {
+        grant.clone().filter(|grant| {
+            self.wire
+                .oauth
+                .as_ref()
+                .is_some_and(|oauth| oauth.lists_fewer_tools(grant))
+        })
+    }
+
     /// A method the path does not take; `allow`: the ones it does (the
     /// `Allow` header a 405 must carry).
     fn method_not_allowed(&self, allow: &'static str, message: &str) -> Response {
@@ -328,19 +339,16 @@ impl Service for McpService {
             Route::Endpoint | Route::Validate => {
                 if head.method != "POST" {
                     // The 2025 lanes' stream and session end, where forwarded.
-                    return Some(
+                    let (allow, message) =
                         if route == Route::Endpoint && self.forwarding && legacy_lane(head) {
-                            self.method_not_allowed(
+                            (
                                 "GET, POST, DELETE",
                                 "Method Not Allowed: the MCP endpoint takes GET, POST and DELETE",
                             )
                         } else {
-                            self.method_not_allowed(
-                                "POST",
-                                "Method Not Allowed: the MCP endpoint takes POST",
-                            )
-                        },
-                    );
+                            ("POST", "Method Not Allowed: the MCP endpoint takes POST")
+                        };
+                    return Some(self.method_not_allowed(allow, message));
                 }
                 self.wire
                     .check(head)
@@ -372,12 +380,7 @@ impl Service for McpService {
                 // A resumed stream replays the answers of a request, a
                 // `tools/list` among them: cut to the caller's scopes as
                 // on a POST.
-                let listing_for = grant.clone().filter(|grant| {
-                    self.wire
-                        .oauth
-                        .as_ref()
-                        .is_some_and(|oauth| oauth.lists_fewer_tools(grant))
-                });
+                let listing_for = self.listing_for(&grant);
                 return self.forward(
                     Pending {
                         id: None,
@@ -404,14 +407,9 @@ impl Service for McpService {
                     }
                     let adds =
                         Additions::for_allowed(&allowed, self.gate.config().normalization_meta);
-                    let listing_for = grant.clone().filter(|grant| {
-                        allowed.method == Some("tools/list")
-                            && self
-                                .wire
-                                .oauth
-                                .as_ref()
-                                .is_some_and(|oauth| oauth.lists_fewer_tools(grant))
-                    });
+                    let listing_for = self
+                        .listing_for(&grant)
+                        .filter(|_| allowed.method == Some("tools/list"));
                     self.forward(
                         Pending {
                             id: allowed.id,

@@ -100,21 +100,20 @@ impl EventEditor {
                 return;
             }
         }
-        if self.skipping {
-            // Only a blank line's worth is kept, to find its end across
-            // pieces.
-            let keep = self.held.len().saturating_sub(3);
-            self.held.drain(..keep);
-        } else if self.held.len() > self.limit {
+        if !self.skipping && self.held.len() > self.limit {
             let _ = edit(None);
             if self.every {
                 self.skipping = true;
-                let keep = self.held.len().saturating_sub(3);
-                self.held.drain(..keep);
             } else {
                 self.passing = true;
                 out.append(&mut self.held);
             }
+        }
+        if self.skipping {
+            // Only a blank line's worth is kept, to find its end across
+            // pieces.
+            let kept = self.held.len().saturating_sub(3);
+            self.held.drain(..kept);
         }
     }
 
