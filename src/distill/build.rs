@@ -65,8 +65,11 @@ impl<'r, F: Json> Build<'r, F> {
     }
 
     /// The node for the subschema at `pointer` (RFC 6901, unescaped form of
-    /// the document), built later if new.
+    /// the document), built later if new. A subschema that only refers to
+    /// another within the root is that other's node: the walk does not pay
+    /// a frame for the reference.
     pub fn intern(&mut self, pointer: String) -> NodeId {
+        let pointer = self.past_bare_refs(pointer);
         if let Some(id) = self.index.get(&pointer) {
             return *id;
         }
@@ -75,6 +78,28 @@ impl<'r, F: Json> Build<'r, F> {
         self.index.insert(pointer.clone(), id);
         self.queue.push((id, pointer));
         id
+    }
+
+    /// Where a chain of bare references starting at `pointer` ends.
+    fn past_bare_refs(&self, mut pointer: String) -> String {
+        for _ in 0..STATIC_DEPTH {
+            let Some(target) = self
+                .root
+                .pointer(&pointer)
+                .and_then(Value::as_object)
+                .filter(|object| {
+                    object
+                        .keys()
+                        .all(|key| BESIDE_A_BARE_REF.contains(&key.as_str()))
+                })
+                .and_then(|object| local_pointer(object.get("$ref")?.as_str()?))
+                .filter(|target| self.root.pointer(target).is_some())
+            else {
+                break;
+            };
+            pointer = target;
+        }
+        pointer
     }
 
     /// The node for a child subschema: `parent` extended by `tokens`.
@@ -179,6 +204,10 @@ impl<'r, F: Json> Build<'r, F> {
             .chain(conditional)
     }
 }
+
+/// The keywords a `$ref` may have beside it and still be all its schema
+/// says: none of them validates or moves the base URI.
+const BESIDE_A_BARE_REF: [&str; 5] = ["$ref", "$schema", "$defs", "definitions", "$comment"];
 
 /// The unescaped JSON pointer of a `#…` reference within the document, or
 /// `None` for any other reference (anchors, other documents).

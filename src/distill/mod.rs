@@ -374,4 +374,38 @@ mod tests {
         );
         // Dropping a deep serde value recursively is fine at 400.
     }
+
+    /// The depth at which an array nested in itself is too deep for
+    /// `schema` to explain.
+    fn too_deep_from(schema: &Value) -> usize {
+        let explainer = Explainer::<SerdeJson>::new(schema, ExplainOptions::default()).unwrap();
+        (1..400)
+            .find(|depth| {
+                let instance = (0..*depth).fold(json!(1), |inner, _| json!([inner]));
+                let mut collector = Collector::new();
+                explainer.explain(&instance, &mut collector);
+                let d = collector.finish();
+                d.locations
+                    .iter()
+                    .any(|l| l.problems.iter().any(|p| p.text == texts::TOO_DEEP))
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_chain_of_bare_references_costs_the_walk_no_depth() {
+        let direct = json!({"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}},
+            "$ref": "#/$defs/n"});
+        let chained = json!({"$defs": {
+            "n": {"type": "array", "items": {"$ref": "#/$defs/m", "$comment": "via m"}},
+            "m": {"$ref": "#/$defs/k"},
+            "k": {"$ref": "#/$defs/n"}}, "$ref": "#/$defs/n"});
+        // A reference beside a keyword that validates is a node of its own.
+        let beside = json!({"$defs": {"n": {"type": "array",
+            "items": {"$ref": "#/$defs/n", "minItems": 0}}}, "$ref": "#/$defs/n"});
+        let depth = too_deep_from(&direct);
+        assert!(depth > 100, "{depth}");
+        assert_eq!(too_deep_from(&chained), depth);
+        assert!(too_deep_from(&beside) < depth);
+    }
 }
