@@ -275,41 +275,61 @@ pub fn nearest<'c>(sent: &str, candidates: impl Iterator<Item = &'c str>) -> Opt
     candidates
         // Lengths further apart than the limit cannot be within it.
         .filter(|c| c.len() <= MAX_COMPARED && c.chars().count().abs_diff(length) <= limit)
-        .map(|c| (edit_distance(sent, c), c))
+        .map(|c| (edit_distance(sent, c, limit), c))
         .filter(|(d, _)| *d <= limit)
         .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
         .map(|(_, c)| c)
 }
 
 /// Levenshtein distance over characters (both sides at most
-/// [`MAX_COMPARED`] bytes).
-fn edit_distance(a: &str, b: &str) -> usize {
+/// [`MAX_COMPARED`] bytes) when it is at most `limit`; any larger distance
+/// is some value above `limit`.
+fn edit_distance(a: &str, b: &str, limit: usize) -> usize {
+    if a.is_ascii() && b.is_ascii() {
+        return bounded_distance(a.as_bytes(), b.as_bytes(), limit);
+    }
     // On the stack: a refusal naming an unknown tool allocates nothing.
     // (At most MAX_COMPARED bytes, so at most as many characters.)
-    let mut b_chars = ['\0'; MAX_COMPARED];
-    let mut b_len = 0;
-    for (slot, c) in b_chars.iter_mut().zip(b.chars()) {
-        *slot = c;
-        b_len += 1;
-    }
-    let b = &b_chars[..b_len];
-    let mut row_buffer = [0usize; MAX_COMPARED + 1];
+    let chars = |s: &str| {
+        let mut out = ['\0'; MAX_COMPARED];
+        let mut len = 0;
+        for (slot, c) in out.iter_mut().zip(s.chars()) {
+            *slot = c;
+            len += 1;
+        }
+        (out, len)
+    };
+    let ((a, a_len), (b, b_len)) = (chars(a), chars(b));
+    bounded_distance(&a[..a_len], &b[..b_len], limit)
+}
+
+/// One row of the distance table at a time, in bytes (no distance between
+/// [`MAX_COMPARED`]-long sides exceeds a byte); stops once every cell of a
+/// row is past `limit`, since no later row can come back under it.
+fn bounded_distance<T: PartialEq>(a: &[T], b: &[T], limit: usize) -> usize {
+    let mut row_buffer = [0u8; MAX_COMPARED + 1];
     let row = &mut row_buffer[..=b.len()];
-    for (j, cell) in row.iter_mut().enumerate() {
+    for (j, cell) in (0u8..).zip(row.iter_mut()) {
         *cell = j;
     }
-    for (i, ca) in a.chars().enumerate() {
+    for (i, ca) in (1u8..).zip(a) {
         let mut diagonal = row[0];
-        row[0] = i + 1;
+        row[0] = i;
+        let mut least = i;
         for (j, cb) in b.iter().enumerate() {
             let above = row[j + 1];
-            row[j + 1] = (above + 1)
+            let cell = (above + 1)
                 .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
+                .min(diagonal + u8::from(ca != cb));
+            row[j + 1] = cell;
+            least = least.min(cell);
             diagonal = above;
         }
+        if usize::from(least) > limit {
+            return usize::from(least);
+        }
     }
-    row[b.len()]
+    usize::from(row[b.len()])
 }
 
 fn property_names<'s, 'b>(arena: &'b Bump, schemas: &[&'s Value]) -> ArenaVec<'b, &'s str> {
@@ -444,7 +464,48 @@ mod tests {
             Some("marketplaceIds")
         );
         assert_eq!(nearest("colour", names.into_iter()), None);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("kitten", "sitting", 3), 3);
+        assert_eq!(edit_distance("kitten", "sitting", 9), 3);
+        assert!(edit_distance("kitten", "sitting", 2) > 2);
+        assert_eq!(edit_distance("", "abc", 5), 3);
+        assert_eq!(edit_distance("abc", "", 5), 3);
+        assert_eq!(edit_distance("naïve", "naive", 1), 1);
+        assert_eq!(edit_distance("über", "uber", 3), 1);
+        assert!(edit_distance("colour", "status", 2) > 2);
+    }
+
+    /// The whole table, unbounded: what the bounded distance must agree
+    /// with wherever it is within its limit.
+    fn full_distance(a: &str, b: &str) -> usize {
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.iter().enumerate() {
+            let mut diagonal = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let above = row[j + 1];
+                row[j + 1] = (above + 1)
+                    .min(row[j] + 1)
+                    .min(diagonal + usize::from(ca != cb));
+                diagonal = above;
+            }
+        }
+        row[b.len()]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_distance_within_its_limit_is_exact_and_one_past_it_is_past_it(
+            a in "[abcé]{0,12}", b in "[abcé]{0,12}", limit in 0usize..6
+        ) {
+            let full = full_distance(&a, &b);
+            let bounded = edit_distance(&a, &b, limit);
+            if full <= limit {
+                proptest::prop_assert_eq!(bounded, full);
+            } else {
+                proptest::prop_assert!(bounded > limit, "{} {} {}", a, b, bounded);
+            }
+        }
     }
 
     #[test]
