@@ -69,27 +69,34 @@ pub fn plan<'a>(keys: &'a KeySet, arguments: TapeNode<'a>) -> Plan<'a> {
     // First as if every key were sent as named (the common case: one pass,
     // nothing allocated); at a key that is not, again with the properties
     // sent as named marked, so that a later alias of one is dropped.
-    walk(keys, arguments, None).unwrap_or_else(|| {
+    walk(keys, arguments, None, |_, key| keys.lookup(key)).unwrap_or_else(|| {
+        // Each key looked up once for both passes.
+        let found: SmallVec<[Match<'a>; 64]> = arguments
+            .members()
+            .map(|(key, _)| keys.lookup(key))
+            .collect();
         let mut taken: SmallVec<[bool; 64]> = smallvec::smallvec![false; keys.properties().len()];
-        for (key, _) in arguments.members() {
-            if let Match::Exact(_, at) = keys.lookup(key) {
-                taken[at] = true;
+        for matched in &found {
+            if let Match::Exact(_, at) = matched {
+                taken[*at] = true;
             }
         }
-        walk(keys, arguments, Some(&mut taken)).unwrap_or_default()
+        walk(keys, arguments, Some(&mut taken), |index, _| found[index]).unwrap_or_default()
     })
 }
 
-/// One pass over the keys; `None` at a key not sent as named when
-/// `taken` (the properties sent or renamed to so far) is not given.
+/// One pass over the keys, each matched by `lookup` (given its index);
+/// `None` at a key not sent as named when `taken` (the properties sent or
+/// renamed to so far) is not given.
 fn walk<'a>(
     keys: &'a KeySet,
     arguments: TapeNode<'a>,
     mut taken: Option<&mut [bool]>,
+    lookup: impl Fn(usize, &'a str) -> Match<'a>,
 ) -> Option<Plan<'a>> {
     let mut plan = Plan::default();
     for (index, (key, value)) in arguments.members().enumerate() {
-        let found = keys.lookup(key);
+        let found = lookup(index, key);
         if let Match::Exact(property, _) = found {
             if plan.coerce(property, value) {
                 plan.actions.push((index, Action::Wrap));
