@@ -251,3 +251,26 @@ fn an_unknown_tool() {
     let (allocations, _) = per_refusal(&case.gate, &headers, &body, Reason::UnknownTool);
     assert_eq!(allocations, 0);
 }
+
+/// A large body's tape is reserved once, for the most nodes the body can
+/// hold, never grown by doubling: each doubling copies the tape and leaves
+/// the smaller block behind, which the allocator may keep resident (twice
+/// the tape's size for a body at the limit).
+#[test]
+fn a_large_body_reserves_its_tape_once_instead_of_doubling_it() {
+    // Larger than the size a debug build parses twice to compare.
+    let values = 1 << 20;
+    let body = format!("[{}1]", "1,".repeat(values - 1)).into_bytes();
+    let mut parser = Parser::new();
+    let (allocations, bytes, reallocations) = counted(|| {
+        let document = parser.parse(&body, ParseLimits::default()).unwrap();
+        assert_eq!(document.node_count(), values + 1);
+    });
+    println!(
+        "first parse of {values} values: {allocations} allocations, {reallocations} growing one, {bytes} bytes"
+    );
+    assert_eq!(reallocations, 0, "the tape grew by reallocation");
+    assert_eq!(allocations, 1);
+    // A 24-byte node for each two bytes of the body, at most.
+    assert!(bytes <= (body.len() / 2 + 1) * 24, "{bytes} bytes");
+}
