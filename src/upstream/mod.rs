@@ -12,6 +12,8 @@ pub mod rate_limit;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
+use bytes::BytesMut;
+
 pub use answer::{AnswerHead, BodyFraming};
 pub use pool::Pool;
 
@@ -146,7 +148,7 @@ pub struct ClientRequest<'a> {
 /// names, then `set`'s values, and the body untouched with its own
 /// `Content-Length` (a chunked body was de-chunked on the way in).
 pub fn encode_request(
-    out: &mut Vec<u8>,
+    out: &mut BytesMut,
     target: &UpstreamConfig,
     head: ClientRequest<'_>,
     body: &[u8],
@@ -155,10 +157,10 @@ pub fn encode_request(
 ) {
     out.reserve(256 + body.len());
     out.extend_from_slice(head.method.as_bytes());
-    out.push(b' ');
+    out.extend_from_slice(b" ");
     out.extend_from_slice(target.path.as_bytes());
     if let Some(query) = head.query {
-        out.push(b'?');
+        out.extend_from_slice(b"?");
         out.extend_from_slice(query.as_bytes());
     }
     out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
@@ -192,7 +194,7 @@ pub fn encode_request(
     }
     if !body.is_empty() || head.method == "POST" {
         out.extend_from_slice(b"Content-Length: ");
-        out.extend_from_slice(body.len().to_string().as_bytes());
+        out.extend_from_slice(itoa::Buffer::new().format(body.len()).as_bytes());
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
@@ -280,15 +282,15 @@ mod tests {
             query: Some("a=1"),
             headers: &headers,
         };
-        let mut out = Vec::new();
+        let mut out = BytesMut::new();
         encode_request(&mut out, &target, head, b"{}", &["Authorization"], &[]);
         assert_eq!(
-            String::from_utf8(out).unwrap(),
+            std::str::from_utf8(&out).unwrap(),
             "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nMcp-Session-Id: s-1\r\nContent-Length: 2\r\n\r\n{}"
         );
         // Set headers replace the client's under the same name; one
         // without a value only removes them.
-        let mut out = Vec::new();
+        let mut out = BytesMut::new();
         let set = [
             (
                 std::sync::Arc::from("mcp-session-id"),
@@ -298,7 +300,7 @@ mod tests {
         ];
         encode_request(&mut out, &target, head, b"{}", &["Authorization"], &set);
         assert_eq!(
-            String::from_utf8(out).unwrap(),
+            std::str::from_utf8(&out).unwrap(),
             "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nmcp-session-id: s-2\r\nContent-Length: 2\r\n\r\n{}"
         );
     }

@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::{Bytes, BytesMut};
 use monoio::buf::{IoBuf, IoBufMut};
 use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
@@ -20,10 +21,19 @@ use crate::sock::Peek;
 const MAX_IDLE: usize = 64;
 /// First capacity of a connection's read buffer.
 const READ_BUF: usize = 16 * 1024;
+/// Room the worker's request buffer starts with, and makes whenever it
+/// needs a fresh allocation: requests are encoded into it one after
+/// another, so a few usual ones share one allocation.
+const REQUEST_ROOM: usize = 4 * 1024;
 
 pub struct Pool {
     config: Arc<UpstreamConfig>,
     idle: RefCell<Vec<UpstreamConn>>,
+    /// Requests are encoded here and split off as `Bytes`. Once every
+    /// request split from an allocation has been written, the next
+    /// reservation takes the same allocation back; while some are still
+    /// in flight, a fresh one is made and the old one goes with them.
+    requests: RefCell<BytesMut>,
 }
 
 /// One connection to the upstream and what was read from it but not used.
@@ -48,7 +58,20 @@ impl Pool {
         Pool {
             config,
             idle: RefCell::new(Vec::new()),
+            requests: RefCell::new(BytesMut::with_capacity(REQUEST_ROOM)),
         }
+    }
+
+    /// A request encoded by `encode` into the worker's request buffer.
+    pub fn encoded(&self, encode: impl FnOnce(&mut BytesMut)) -> Bytes {
+        let mut requests = self.requests.borrow_mut();
+        encode(&mut requests);
+        let request = requests.split().freeze();
+        if request.len() > REQUEST_ROOM {
+            // A large body's allocation goes with its request, not kept.
+            *requests = BytesMut::with_capacity(REQUEST_ROOM);
+        }
+        request
     }
 
     pub fn config(&self) -> &UpstreamConfig {
@@ -61,7 +84,7 @@ impl Pool {
     /// before writing, or whose first write failed. Once a byte has left,
     /// any failure is final: a `tools/call` the upstream may have run is
     /// never run twice.
-    pub async fn exchange(&self, request: Vec<u8>) -> Result<(UpstreamConn, AnswerHead), Failure> {
+    pub async fn exchange(&self, request: Bytes) -> Result<(UpstreamConn, AnswerHead), Failure> {
         let mut request = request;
         let pooled = self.idle.borrow_mut().pop();
         if let Some(conn) = pooled {
@@ -116,7 +139,7 @@ impl Pool {
         }
     }
 
-    async fn try_exchange(&self, mut conn: UpstreamConn, request: Vec<u8>) -> Attempt {
+    async fn try_exchange(&self, mut conn: UpstreamConn, request: Bytes) -> Attempt {
         let deadline = Instant::now() + self.config.first_byte_timeout;
         // The first write alone: whether any byte left decides whether the
         // request may be sent again.
@@ -134,6 +157,10 @@ impl Pool {
                 Ok((Err(_), _)) => return Attempt::Done(Err(Failure::Unreachable)),
                 Err(_) => return Attempt::Done(Err(Failure::Timeout)),
             }
+        } else {
+            // Written: its part of the request buffer is free again while
+            // the answer is awaited.
+            drop(request);
         }
         loop {
             match parse_head(&conn.buf[conn.pos..]) {
@@ -163,7 +190,7 @@ enum Attempt {
     Done(Result<(UpstreamConn, AnswerHead), Failure>),
     /// No byte of the request left: the request, to send on another
     /// connection.
-    NotSent(Vec<u8>),
+    NotSent(Bytes),
 }
 
 enum Fill {
@@ -245,5 +272,63 @@ impl UpstreamConn {
                 Err(Fill::Io) => return Err(BodyEnd::Broken),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool() -> Pool {
+        Pool::new(Arc::new(
+            UpstreamConfig::parse("http://127.0.0.1:9/mcp").unwrap(),
+        ))
+    }
+
+    fn request(pool: &Pool, len: usize) -> Bytes {
+        pool.encoded(|out| out.extend_from_slice(&vec![b'r'; len]))
+    }
+
+    #[test]
+    fn requests_in_a_row_share_one_allocation() {
+        let pool = pool();
+        let first = request(&pool, 700);
+        let second = request(&pool, 700);
+        assert_eq!(second.as_ptr(), first.as_ptr().wrapping_add(700));
+        assert_eq!(&second[..], &[b'r'; 700][..]);
+    }
+
+    #[test]
+    fn the_allocation_is_taken_back_once_its_requests_are_written() {
+        let pool = pool();
+        let first = request(&pool, 700);
+        let start = first.as_ptr();
+        drop(first);
+        // More than is left after the first: reclaimed from the start.
+        let second = request(&pool, REQUEST_ROOM - 100);
+        assert_eq!(second.as_ptr(), start);
+    }
+
+    #[test]
+    fn a_request_in_flight_keeps_its_bytes_while_the_next_gets_fresh_room() {
+        let pool = pool();
+        let first = pool.encoded(|out| out.extend_from_slice(b"first"));
+        let second = request(&pool, REQUEST_ROOM);
+        assert_eq!(&first[..], b"first");
+        assert_eq!(second.len(), REQUEST_ROOM);
+        let first_range = first.as_ptr_range();
+        assert!(!first_range.contains(&second.as_ptr()));
+    }
+
+    #[test]
+    fn a_large_request_takes_its_allocation_with_it() {
+        let pool = pool();
+        let large = request(&pool, 64 * REQUEST_ROOM);
+        let span = large.as_ptr() as usize..large.as_ptr() as usize + 65 * REQUEST_ROOM;
+        drop(large);
+        // The worker's buffer is a fresh one of the usual room.
+        assert_eq!(pool.requests.borrow().capacity(), REQUEST_ROOM);
+        let next = request(&pool, 700);
+        assert!(!span.contains(&(next.as_ptr() as usize)));
     }
 }

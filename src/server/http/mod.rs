@@ -44,6 +44,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use bytes::Bytes;
 use monoio::buf::IoBufMut;
 use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
@@ -376,7 +377,7 @@ enum Step<P> {
         /// Boxed: the step is held while a connection awaits its answer,
         /// and this is its largest part.
         forward: Box<Forward<P>>,
-        request: Vec<u8>,
+        request: Bytes,
         consumed: usize,
         meta: HeadMeta,
     },
@@ -400,17 +401,18 @@ fn reply_step<P>(
             meta,
         },
         Reply::Forward(forward) => {
-            let mut request = Vec::new();
-            if let Some(pool) = upstream {
-                encode_request(
-                    &mut request,
-                    pool.config(),
-                    head.client_request(),
-                    forward.body.as_deref().unwrap_or(body),
-                    forward.withhold,
-                    &forward.set_headers,
-                );
-            }
+            let request = upstream.map_or_else(Bytes::new, |pool| {
+                pool.encoded(|out| {
+                    encode_request(
+                        out,
+                        pool.config(),
+                        head.client_request(),
+                        forward.body.as_deref().unwrap_or(body),
+                        forward.withhold,
+                        &forward.set_headers,
+                    )
+                })
+            });
             Step::Forward {
                 forward: Box::new(forward),
                 request,

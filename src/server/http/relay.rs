@@ -9,6 +9,7 @@
 use std::io::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use bytes::Bytes;
 use monoio::net::TcpStream;
 
 use super::events::{Edit, EventEditor};
@@ -26,7 +27,7 @@ impl<S: Service> Conn<'_, S> {
     pub(super) async fn forward(
         &mut self,
         forward: Forward<S::Pending>,
-        request: Vec<u8>,
+        request: Bytes,
         meta: HeadMeta,
     ) -> Result<(), ReadEnd> {
         // Answers to earlier pipelined requests go first.
