@@ -55,11 +55,16 @@ impl Hostile {
     /// With the project's test catalog: the value gate and its
     /// `Mcp-Param-*` headers are in play.
     fn with_catalog() -> Hostile {
+        Hostile::with_catalog_and("")
+    }
+
+    /// As [`Hostile::with_catalog`], with `extra` configuration.
+    fn with_catalog_and(extra: &str) -> Hostile {
         let catalog = catalog_path();
         Hostile::with_config(
             2000,
             3000,
-            &format!("catalog = {:?}\n", catalog.to_str().unwrap()),
+            &format!("catalog = {:?}\n{extra}", catalog.to_str().unwrap()),
         )
     }
 
@@ -841,12 +846,7 @@ fn refusal_log_lines_are_limited_per_reason_and_what_was_left_out_is_counted() {
 #[test]
 fn a_body_at_the_limit_full_of_wrong_items_is_refused_as_a_tool_error_while_others_are_served() {
     // Two workers whatever the machine: each may hold one such body.
-    let catalog = catalog_path();
-    let hostile = Hostile::with_config(
-        2000,
-        3000,
-        &format!("catalog = {:?}\nworkers = 2\n", catalog.to_str().unwrap()),
-    );
+    let hostile = Hostile::with_catalog_and("workers = 2\n");
     // `1,` where `fields` wants strings: about two million wrong items.
     let count = (BODY_LIMIT - 512) / 2;
     let arguments = format!(

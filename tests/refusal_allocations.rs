@@ -5,7 +5,8 @@
 //! few checks that warm the scratch buffers and the output buffer up.
 //!
 //! Every test asserts the exact count per refusal it holds today: a change
-//! that adds an allocation to a refusal fails here.
+//! that adds an allocation to a refusal fails here. One more counts what
+//! the parse of a large body allocates (its tape, once).
 
 #[path = "support/bodies.rs"]
 mod bodies;

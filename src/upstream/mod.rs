@@ -12,7 +12,7 @@ pub mod rate_limit;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{BufMut, BytesMut};
 
 pub use answer::{AnswerHead, BodyFraming};
 pub use pool::Pool;
@@ -157,10 +157,10 @@ pub fn encode_request(
 ) {
     out.reserve(256 + body.len());
     out.extend_from_slice(head.method.as_bytes());
-    out.extend_from_slice(b" ");
+    out.put_u8(b' ');
     out.extend_from_slice(target.path.as_bytes());
     if let Some(query) = head.query {
-        out.extend_from_slice(b"?");
+        out.put_u8(b'?');
         out.extend_from_slice(query.as_bytes());
     }
     out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
