@@ -329,8 +329,9 @@ impl Collector {
         if !self.flagged
             && let Some(predicate) = self.flag
         {
-            let tokens: smallvec::SmallVec<[PathToken<'_>; 32]> =
-                path.iter().map(TokView::view).collect();
+            // Filled in place: a collected one is built, then moved here.
+            let mut tokens = smallvec::SmallVec::<[PathToken<'_>; 32]>::new();
+            tokens.extend(path.iter().map(TokView::view));
             if predicate(&tokens, keyword) {
                 self.flagged = true;
             }
@@ -653,7 +654,8 @@ fn write_summary(
     let _ = out.write_str(&cut_at_echo_bound(prefix));
     let _ = out.write_str(": ");
     if let (1, 0..=1, Some(text), 1) = (total, problem_count, text, texts) {
-        let _ = write!(out, "{text} at ");
+        let _ = out.write_str(text);
+        let _ = out.write_str(" at ");
     } else {
         let problems = problem_count.max(total);
         let _ = write!(

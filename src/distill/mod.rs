@@ -301,6 +301,47 @@ mod tests {
     }
 
     #[test]
+    fn required_names_are_found_in_any_order_among_any_members() {
+        let schema = json!({"required": ["a", "b"]});
+        let tape_explainer =
+            Explainer::<crate::parse::TapeJson>::new(&schema, ExplainOptions::default()).unwrap();
+        let mut parser = crate::parse::Parser::new();
+        for (instance, missing) in [
+            (json!({"a": 1}), vec!["missing required property 'b'"]),
+            (
+                json!({}),
+                vec![
+                    "missing required property 'a'",
+                    "missing required property 'b'",
+                ],
+            ),
+            // More members than a one-pass check reads for so few names.
+            (
+                json!({"x": 1, "y": 2, "z": 3, "w": 4, "v": 5, "u": 6, "t": 7}),
+                vec![
+                    "missing required property 'a'",
+                    "missing required property 'b'",
+                ],
+            ),
+            (json!({"b": 1, "a": 2}), vec![]),
+        ] {
+            let expected: Vec<(String, Vec<String>)> = if missing.is_empty() {
+                Vec::new()
+            } else {
+                vec![("".into(), missing.iter().map(|t| t.to_string()).collect())]
+            };
+            assert_eq!(texts(&explain(schema.clone(), instance.clone())), expected);
+            let body = serde_json::to_vec(&instance).unwrap();
+            let document = parser
+                .parse(&body, crate::parse::ParseLimits::default())
+                .unwrap();
+            let mut collector = Collector::new();
+            tape_explainer.explain(document.root(), &mut collector);
+            assert_eq!(texts(&collector.finish()), expected, "{instance}");
+        }
+    }
+
+    #[test]
     fn a_recursive_schema_is_walked() {
         let schema = json!({
             "$defs": {"tree": {"type": "object", "properties": {

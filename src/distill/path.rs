@@ -144,6 +144,14 @@ pub(crate) fn render_pointer_into<'t>(
                 out.push_str(itoa::Buffer::new().format(index));
             }
             PathToken::Key(key) => {
+                // Whole, when it needs no escape and fits (the loop below
+                // would then neither escape nor cut).
+                if key.len() <= ECHO_BOUND - (out.len() - start)
+                    && !key.bytes().any(|byte| byte == b'~' || byte == b'/')
+                {
+                    out.push_str(key);
+                    continue;
+                }
                 for ch in key.chars() {
                     if out.len() - start >= ECHO_BOUND {
                         cut = true;

@@ -790,7 +790,8 @@ impl Gate {
             INVALID_PARAMS
         };
         with_arena(|arena| {
-            let mut summary = bumpalo::collections::String::new_in(arena);
+            // Room for the usual line at once, not grown by doubling.
+            let mut summary = bumpalo::collections::String::with_capacity_in(SUMMARY_ROOM, arena);
             distill::write_summary_line(&mut summary, prefix, &found);
             refuse(
                 found.flagged,
@@ -992,6 +993,10 @@ pub(crate) fn body_too_large_message(
 /// The summary line's prefix of a schema refusal, by its reason.
 const INVALID_REQUEST: &str = "Invalid Request";
 const INVALID_PARAMS: &str = "Invalid params";
+
+/// Bytes the summary line of a schema refusal is given at once: a prefix,
+/// a problem's text and a pointer fit in most.
+const SUMMARY_ROOM: usize = 256;
 
 fn is_envelope_problem(path: &[PathToken<'_>], keyword: Keyword) -> bool {
     match path {

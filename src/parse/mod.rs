@@ -50,6 +50,7 @@ mod subtree;
 use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
 
 pub use backend::TapeJson;
+pub(crate) use node::same_text;
 pub use node::{NodeKind, TapeNode};
 
 use dupes::{Defect, KeyTable};

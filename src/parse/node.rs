@@ -143,7 +143,7 @@ impl<'p> TapeNode<'p> {
     /// such member.
     pub fn get(&self, key: &str) -> Option<TapeNode<'p>> {
         self.members()
-            .find(|(name, _)| *name == key)
+            .find(|(name, _)| same_text(name, key))
             .map(|(_, value)| value)
     }
 
@@ -229,7 +229,7 @@ impl<'p> TapeNode<'p> {
         loop {
             let (node, value) = pair;
             let equal = match (node.head(), value) {
-                (Node::String(left), Value::String(right)) => left == right,
+                (Node::String(left), Value::String(right)) => same_text(left, right),
                 (Node::Static(StaticNode::Null), Value::Null) => true,
                 (Node::Static(StaticNode::Bool(left)), Value::Bool(right)) => left == right,
                 (Node::Array { len, .. }, Value::Array(items)) => {
@@ -365,6 +365,29 @@ impl TapeNumber {
             TapeNumber::U64(value) => Number::from(value),
             TapeNumber::F64(value) => Number::from_f64(value).unwrap_or_else(|| Number::from(0)),
         }
+    }
+}
+
+/// Whether two texts are equal: what `==` says, inline for the short
+/// texts that member names and enum values are. (`==` calls `memcmp` once
+/// the lengths agree, which costs more than the comparison itself.)
+#[inline(always)]
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    // Two loads from each end overlap in the middle and cover every byte.
+    let four = |s: &[u8], at: usize| u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]]);
+    let eight =
+        |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("eight bytes"));
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => four(a, 0) == four(b, 0) && four(a, n - 4) == four(b, n - 4),
+        8..=16 => eight(a, 0) == eight(b, 0) && eight(a, n - 8) == eight(b, n - 8),
+        _ => a == b,
     }
 }
 
@@ -526,4 +549,26 @@ pub(super) fn subtree_to_value(nodes: &[Node<'_>]) -> Value {
     }
     // Only a truncated subtree ends here; a tape subtree always completes.
     Value::Null
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_text;
+
+    #[test]
+    fn same_text_is_equality_at_every_length_and_position() {
+        for len in 0..40 {
+            let a: String = (0..len)
+                .map(|i| char::from(b'a' + (i % 26) as u8))
+                .collect();
+            assert!(same_text(&a, &a.clone()), "{len}");
+            for at in 0..len {
+                let mut b = a.clone().into_bytes();
+                b[at] = b'Z';
+                let b = String::from_utf8(b).unwrap();
+                assert!(!same_text(&a, &b), "{len} at {at}");
+            }
+            assert!(!same_text(&a, &format!("{a}a")), "{len} and longer");
+        }
+    }
 }

@@ -7,12 +7,18 @@ use jsonschema::Validator;
 use jsonschema::json::{Json, Node, Object};
 use serde_json::{Map, Value, json};
 
+use crate::parse::same_text;
+
 use super::super::Keyword;
 use super::super::build::{Build, STATIC_DEPTH};
 use super::super::texts::{self, Msg};
 use super::super::walk::{OnFalse, Walker};
 use super::NodeId;
 use super::string::as_count;
+
+/// Up to this many properties, a member's name is looked up by reading
+/// them in order rather than by a binary search.
+const LINEAR_LOOKUP_UP_TO: usize = 16;
 
 const ON_PROPERTY: OnFalse = OnFalse {
     keyword: Keyword::False,
@@ -236,6 +242,15 @@ impl<F: Json> PropertiesKw<F> {
 
     /// Where `name` is in `properties`.
     fn property(&self, name: &str) -> Option<usize> {
+        // A short list is read in order: most names differ in length, and
+        // the equal one is compared inline (a search's ordering comparisons
+        // each call `memcmp`).
+        if self.properties.len() <= LINEAR_LOOKUP_UP_TO {
+            return self
+                .properties
+                .iter()
+                .position(|(candidate, _)| same_text(candidate, name));
+        }
         self.properties
             .binary_search_by(|(candidate, _)| by_length_then_bytes(candidate, name))
             .ok()

@@ -7,23 +7,36 @@ use serde_json::{Map, Value};
 use super::super::Keyword;
 use super::super::texts::{self, Msg};
 use super::super::walk::Walker;
+use crate::parse::same_text;
 
 /// A property that must be present, and its text.
 type Needed<F> = (<F as Json>::PreparedKey, String);
 
+/// Most `required` names one pass over an object's members checks at once
+/// (one bit each).
+const MAX_SCANNED: usize = 64;
+
 pub(crate) struct RequiredKw<F: Json> {
     required: Vec<Needed<F>>,
+    /// The names of `required`, in its order, for the one-pass check.
+    names: Vec<Box<str>>,
     dependent: Vec<(F::PreparedKey, Vec<Needed<F>>)>,
 }
 
 impl<F: Json> RequiredKw<F> {
     pub fn compile(schema: &Map<String, Value>) -> Option<RequiredKw<F>> {
-        let required: Vec<_> = schema
+        // The names are distinct: the schema was checked against the
+        // metaschema, whose `required` has `uniqueItems`.
+        let names: Vec<Box<str>> = schema
             .get("required")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter_map(Value::as_str)
+            .map(Box::from)
+            .collect();
+        let required: Vec<_> = names
+            .iter()
             .map(|name| (F::prepare_key(name), texts::required(name)))
             .collect();
         let dependent: Vec<_> = schema
@@ -51,6 +64,7 @@ impl<F: Json> RequiredKw<F> {
         }
         Some(RequiredKw {
             required,
+            names,
             dependent,
         })
     }
@@ -59,9 +73,30 @@ impl<F: Json> RequiredKw<F> {
         let Some(object) = instance.as_object() else {
             return;
         };
-        for (key, text) in &self.required {
-            if object.get(key).is_none() {
-                w.report(instance, Keyword::Required, Msg::Schema(text));
+        let count = self.required.len();
+        if count > 1 && count <= MAX_SCANNED && object.len() <= F::KEYS_PER_LOOKUP * count {
+            // Where a lookup reads the members in order (the tape), one
+            // pass over them finds every required name at once.
+            let mut present = 0u64;
+            for (name, _) in object.members() {
+                if let Some(at) = self
+                    .names
+                    .iter()
+                    .position(|needed| same_text(needed, name.as_ref()))
+                {
+                    present |= 1 << at;
+                }
+            }
+            for (at, (_, text)) in self.required.iter().enumerate() {
+                if present & (1 << at) == 0 {
+                    w.report(instance, Keyword::Required, Msg::Schema(text));
+                }
+            }
+        } else {
+            for (key, text) in &self.required {
+                if object.get(key).is_none() {
+                    w.report(instance, Keyword::Required, Msg::Schema(text));
+                }
             }
         }
         for (present, names) in &self.dependent {
