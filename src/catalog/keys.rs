@@ -11,6 +11,11 @@ use smallvec::SmallVec;
 
 use super::subschemas::resolve;
 use crate::distill::TypeMask;
+use crate::parse::same_text;
+
+/// Up to this many properties, a key is looked up by reading their names
+/// in order rather than in the hash table.
+const LINEAR_LOOKUP_UP_TO: usize = 16;
 
 /// In-place parts (`allOf`, `$ref`, ...) followed at most, nested.
 const MAX_PART_DEPTH: usize = 16;
@@ -127,8 +132,17 @@ impl KeySet {
 
     /// How `key` relates to the properties.
     pub fn lookup(&self, key: &str) -> Match<'_> {
-        if let Some(&index) = self.exact.get(key) {
-            return Match::Exact(&self.properties[index as usize], index as usize);
+        // A few names are read in order: most differ from the key in
+        // length, and that costs less than hashing it.
+        let exact = if self.properties.len() <= LINEAR_LOOKUP_UP_TO {
+            self.properties
+                .iter()
+                .position(|property| same_text(&property.name, key))
+        } else {
+            self.exact.get(key).map(|&index| index as usize)
+        };
+        if let Some(index) = exact {
+            return Match::Exact(&self.properties[index], index);
         }
         let Some(candidates) = self.folded.get(&folded_hash(key)) else {
             return Match::Unknown;
@@ -210,5 +224,27 @@ mod tests {
             )
             .patterns
         );
+    }
+
+    #[test]
+    fn a_long_list_of_keys_is_looked_up_as_a_short_one() {
+        for count in [LINEAR_LOOKUP_UP_TO, LINEAR_LOOKUP_UP_TO + 1, 40] {
+            let properties: Map<String, Value> =
+                (0..count).map(|i| (format!("key{i}"), json!({}))).collect();
+            let keys = KeySet::read(&json!({ "properties": properties }), true);
+            assert_eq!(keys.properties().len(), count);
+            for (i, property) in keys.properties().iter().enumerate() {
+                let name = &*property.name;
+                assert!(
+                    matches!(keys.lookup(name), Match::Exact(p, at) if *p.name == *name && at == i),
+                    "{name} of {count}"
+                );
+                assert!(
+                    matches!(keys.lookup(&name.to_uppercase()), Match::Folded(_, at) if at == i),
+                    "{name} of {count}, folded"
+                );
+            }
+            assert_eq!(keys.lookup("key"), Match::Unknown, "{count}");
+        }
     }
 }
