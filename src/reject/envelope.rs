@@ -218,24 +218,29 @@ fn escaped(byte: u8) -> bool {
 /// short forms where JSON has them, else `\\u00xx`).
 fn write_escaped(out: &mut BytesMut, byte: u8) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let short: &[u8] = match byte {
-        b'"' => b"\\\"",
-        b'\\' => b"\\\\",
-        b'\n' => b"\\n",
-        b'\r' => b"\\r",
-        b'\t' => b"\\t",
-        0x08 => b"\\b",
-        0x0c => b"\\f",
-        _ => &[
-            b'\\',
-            b'u',
-            b'0',
-            b'0',
-            HEX[usize::from(byte >> 4)],
-            HEX[usize::from(byte & 0xf)],
-        ],
+    // Fixed-size writes: a slice whose length is known only at run time
+    // is copied by a call to `memcpy`, which costs more than the bytes.
+    let short = match byte {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'\n' => b'n',
+        b'\r' => b'r',
+        b'\t' => b't',
+        0x08 => b'b',
+        0x0c => b'f',
+        _ => {
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0xf)],
+            ]);
+            return;
+        }
     };
-    out.extend_from_slice(short);
+    out.extend_from_slice(&[b'\\', short]);
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
