@@ -74,9 +74,16 @@ impl<F: Json> RequiredKw<F> {
             return;
         };
         let count = self.required.len();
-        if count > 1 && count <= MAX_SCANNED && object.len() <= F::KEYS_PER_LOOKUP * count {
-            // Where a lookup reads the members in order (the tape), one
-            // pass over them finds every required name at once.
+        let members = object.len();
+        if count > 1
+            && count <= MAX_SCANNED
+            && members <= F::KEYS_PER_LOOKUP * count
+            && members <= 2 * count
+        {
+            // Where a lookup reads the members in order (the tape) and the
+            // names are at least half the members, one pass over them
+            // finds every required name at once (a few names among many
+            // members are found sooner one by one).
             let mut present = 0u64;
             for (name, _) in object.members() {
                 if let Some(at) = self
