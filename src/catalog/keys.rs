@@ -11,11 +11,7 @@ use smallvec::SmallVec;
 
 use super::subschemas::resolve;
 use crate::distill::TypeMask;
-use crate::parse::same_text;
-
-/// Up to this many properties, a key is looked up by reading their names
-/// in order rather than in the hash table.
-const LINEAR_LOOKUP_UP_TO: usize = 16;
+use crate::parse::{SHORT_LIST, same_text};
 
 /// In-place parts (`allOf`, `$ref`, ...) followed at most, nested.
 const MAX_PART_DEPTH: usize = 16;
@@ -132,9 +128,7 @@ impl KeySet {
 
     /// How `key` relates to the properties.
     pub fn lookup(&self, key: &str) -> Match<'_> {
-        // A few names are read in order: most differ from the key in
-        // length, and that costs less than hashing it.
-        let exact = if self.properties.len() <= LINEAR_LOOKUP_UP_TO {
+        let exact = if self.properties.len() <= SHORT_LIST {
             self.properties
                 .iter()
                 .position(|property| same_text(&property.name, key))
@@ -228,7 +222,7 @@ mod tests {
 
     #[test]
     fn a_long_list_of_keys_is_looked_up_as_a_short_one() {
-        for count in [LINEAR_LOOKUP_UP_TO, LINEAR_LOOKUP_UP_TO + 1, 40] {
+        for count in [SHORT_LIST, SHORT_LIST + 1, 40] {
             let properties: Map<String, Value> =
                 (0..count).map(|i| (format!("key{i}"), json!({}))).collect();
             let keys = KeySet::read(&json!({ "properties": properties }), true);

@@ -2,7 +2,7 @@
 //! protocol fields a 2026-07-28 request carries in `params._meta`.
 
 use crate::classify::{Classified, Kind};
-use crate::parse::{NodeKind, TapeNode, same_text};
+use crate::parse::{NodeKind, TapeNode};
 use crate::protocol::{Lane, Revision};
 
 /// The `_meta` key of the revision a 2026-07-28 request speaks.
@@ -121,9 +121,9 @@ pub fn check_protocol_fields<'a>(
 fn protocol_members(meta: Option<TapeNode<'_>>) -> (Option<TapeNode<'_>>, Option<TapeNode<'_>>) {
     let (mut version, mut capabilities) = (None, None);
     for (name, value) in meta.iter().flat_map(|meta| meta.members()) {
-        if same_text(name, META_PROTOCOL_VERSION) {
+        if name == META_PROTOCOL_VERSION {
             version = Some(value);
-        } else if same_text(name, META_CLIENT_CAPABILITIES) {
+        } else if name == META_CLIENT_CAPABILITIES {
             capabilities = Some(value);
         }
     }

@@ -50,8 +50,8 @@ mod subtree;
 use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
 
 pub use backend::TapeJson;
-pub(crate) use node::same_text;
 pub use node::{NodeKind, TapeNode};
+pub(crate) use node::{SHORT_LIST, same_text};
 
 use dupes::{Defect, KeyTable};
 use reuse::{BodyStore, TapeStore};

@@ -368,6 +368,11 @@ impl TapeNumber {
     }
 }
 
+/// Up to this many names, a name is looked up by reading them in order
+/// with [`same_text`] rather than by a hash table or a binary search: most
+/// differ from it in length, which costs less than hashing or ordering it.
+pub(crate) const SHORT_LIST: usize = 16;
+
 /// Whether two texts are equal: what `==` says, inline for the short
 /// texts that member names and enum values are. (`==` calls `memcmp` once
 /// the lengths agree, which costs more than the comparison itself.)

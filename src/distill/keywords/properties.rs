@@ -7,7 +7,7 @@ use jsonschema::Validator;
 use jsonschema::json::{Json, Node, Object};
 use serde_json::{Map, Value, json};
 
-use crate::parse::same_text;
+use crate::parse::{SHORT_LIST, same_text};
 
 use super::super::Keyword;
 use super::super::build::{Build, STATIC_DEPTH};
@@ -15,10 +15,6 @@ use super::super::texts::{self, Msg};
 use super::super::walk::{OnFalse, Walker};
 use super::NodeId;
 use super::string::as_count;
-
-/// Up to this many properties, a member's name is looked up by reading
-/// them in order rather than by a binary search.
-const LINEAR_LOOKUP_UP_TO: usize = 16;
 
 const ON_PROPERTY: OnFalse = OnFalse {
     keyword: Keyword::False,
@@ -242,10 +238,7 @@ impl<F: Json> PropertiesKw<F> {
 
     /// Where `name` is in `properties`.
     fn property(&self, name: &str) -> Option<usize> {
-        // A short list is read in order: most names differ in length, and
-        // the equal one is compared inline (a search's ordering comparisons
-        // each call `memcmp`).
-        if self.properties.len() <= LINEAR_LOOKUP_UP_TO {
+        if self.properties.len() <= SHORT_LIST {
             return self
                 .properties
                 .iter()
