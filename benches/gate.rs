@@ -96,7 +96,7 @@ fn invalid(c: &mut Criterion) {
     let gate = Gate::new(GateConfig::default()).unwrap();
     let mut scratch = Scratch::default();
     let (headers, _) = bodies::tools_call_body(516);
-    let small = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"get_weather","arguments":[1,2]}}"#;
+    let small = bodies::INVALID_SMALL;
     assert!(matches!(
         gate.check_with(&mut scratch, headers.as_slice(), small),
         Verdict::Reject(_)

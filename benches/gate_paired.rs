@@ -1,16 +1,25 @@
-//! `gate/tools-call/search_orders/paired`: the valid call's check and its
-//! baseline (the same two as in the `gate` bench), timed in alternating
-//! blocks, and the median of the per-pair ratios.
+//! Same-run ratios of the gate, each from two calls timed in alternating
+//! blocks, and the median of the per-pair ratios:
 //!
-//! Why beside criterion: criterion times the check and the baseline
-//! seconds apart, so on a shared machine a slow spell that hits one of
-//! them moves their ratio by more than the differences measured. Here
-//! each pair of blocks runs back to back, in alternating order, so a spell
-//! hits both sides of a pair about equally; the median of the pairs'
-//! ratios is what the comparison "in the same run" means.
+//! - `gate/tools-call/search_orders/paired`: the valid call's check and
+//!   its baseline (the same two as in the `gate` bench);
+//! - `gate/tools_call_516b/paired`: the valid 516-byte check and its
+//!   serde_json + jsonschema baseline (`gate/tools_call_516b/check`,
+//!   `…/serde_jsonschema`);
+//! - `gate/invalid_small/paired`: the small schema refusal against the
+//!   valid 516-byte check (`gate/invalid_small/check`, the refusal-path
+//!   issue's "≤ 2.0×").
+//!
+//! Why beside criterion: criterion times the two sides of a ratio seconds
+//! apart, so on a shared machine a slow spell that hits one of them moves
+//! their ratio by more than the differences measured. Here each pair of
+//! blocks runs back to back, in alternating order, so a spell hits both
+//! sides of a pair about equally; the median of the pairs' ratios is what
+//! the comparison "in the same run" means.
 //!
 //! `cargo bench --bench gate_paired`; `MCPGATE_PAIRED_ROUNDS` sets the
-//! number of pairs (default 201). Bounded: rounds × 2 blocks of 2,000 calls.
+//! number of pairs (default 201). Bounded: per ratio, rounds × 2 blocks of
+//! 2,000 calls.
 
 #[path = "../tests/support/bodies.rs"]
 mod bodies;
@@ -20,7 +29,8 @@ mod value_gate;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use mcpgate::{Scratch, Verdict};
+use mcpgate::internal::protocol::{RootKind, SchemaDocument, compile_root_as_written};
+use mcpgate::{Gate, GateConfig, Scratch, Verdict};
 use value_gate::{SearchOrders, tool_call};
 
 #[global_allocator]
@@ -38,6 +48,7 @@ fn main() {
         .and_then(|value| value.parse().ok())
         .unwrap_or(DEFAULT_ROUNDS)
         .max(1);
+
     let case = SearchOrders::new();
     let (headers, body) = tool_call("search_orders", bodies::search_orders_arguments());
     let mut scratch = Scratch::default();
@@ -49,35 +60,93 @@ fn main() {
         )
     };
     assert!(check(), "the call is allowed");
-    let baseline = || case.baseline(black_box(&body));
-    assert_eq!(baseline(), 1, "the baseline finds the call valid");
+    let mut baseline = || case.baseline(black_box(&body)) == 1;
+    assert!(baseline(), "the baseline finds the call valid");
+    paired(
+        "gate/tools-call/search_orders/paired",
+        rounds,
+        ("check_valid", &mut check),
+        ("serde_jsonschema_valid", &mut baseline),
+    );
 
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    let (headers, body) = bodies::tools_call_body(516);
+    let document = SchemaDocument::Mcp2026_07_28.parse();
+    let root = compile_root_as_written(&document, &RootKind::Request("tools/call").key()).unwrap();
+    let (mut valid_scratch, mut refusal_scratch) = (Scratch::default(), Scratch::default());
+    let mut check = || {
+        matches!(
+            gate.check_with(&mut valid_scratch, headers.as_slice(), black_box(&body)),
+            Verdict::Allow(_)
+        )
+    };
+    assert!(check(), "the 516-byte call is allowed");
+    let mut baseline = || {
+        let value: serde_json::Value = serde_json::from_slice(black_box(&body)).unwrap();
+        root.is_valid(&value)
+    };
+    assert!(baseline(), "the baseline finds the 516-byte call valid");
+    paired(
+        "gate/tools_call_516b/paired",
+        rounds,
+        ("check", &mut check),
+        ("serde_jsonschema", &mut baseline),
+    );
+
+    let mut refusal = || {
+        matches!(
+            gate.check_with(
+                &mut refusal_scratch,
+                headers.as_slice(),
+                black_box(bodies::INVALID_SMALL)
+            ),
+            Verdict::Reject(_)
+        )
+    };
+    assert!(refusal(), "the small call is refused");
+    paired(
+        "gate/invalid_small/paired",
+        rounds,
+        ("tools_call_516b/check", &mut check),
+        ("invalid_small/check", &mut refusal),
+    );
+}
+
+/// Times `first` and `second` in `rounds` pairs of blocks, the order
+/// swapped every pair, and prints each one's median time per call and the
+/// median (and quartiles) of the pairs' ratios `second / first`.
+fn paired(
+    name: &str,
+    rounds: usize,
+    (first_name, first): (&str, &mut impl FnMut() -> bool),
+    (second_name, second): (&str, &mut impl FnMut() -> bool),
+) {
     // Warm-up: one block of each.
-    time_block(&mut check);
-    time_block(&mut || baseline() == 1);
-    let (mut checks, mut baselines, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    time_block(first);
+    time_block(second);
+    let (mut firsts, mut seconds, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
-        let (check_time, baseline_time) = if round % 2 == 0 {
-            let c = time_block(&mut check);
-            (c, time_block(&mut || baseline() == 1))
+        let (a, b) = if round % 2 == 0 {
+            let a = time_block(first);
+            (a, time_block(second))
         } else {
-            let b = time_block(&mut || baseline() == 1);
-            (time_block(&mut check), b)
+            let b = time_block(second);
+            (time_block(first), b)
         };
-        checks.push(check_time);
-        baselines.push(baseline_time);
-        ratios.push(baseline_time.as_secs_f64() / check_time.as_secs_f64());
+        firsts.push(a);
+        seconds.push(b);
+        ratios.push(b.as_secs_f64() / a.as_secs_f64());
     }
-    checks.sort();
-    baselines.sort();
+    firsts.sort();
+    seconds.sort();
     ratios.sort_by(f64::total_cmp);
     let quartile = |q: usize| ratios[(ratios.len() - 1) * q / 4];
     println!(
-        "gate/tools-call/search_orders/paired ({rounds} pairs of {BLOCK}-call blocks)\n  \
-         check_valid {:?}  serde_jsonschema_valid {:?}  (medians per call)\n  \
-         ratio median {:.2}x  (quartiles {:.2}x .. {:.2}x)",
-        checks[checks.len() / 2],
-        baselines[baselines.len() / 2],
+        "{name} ({rounds} pairs of {BLOCK}-call blocks)\n  \
+         {first_name} {:?}  {second_name} {:?}  (medians per call)\n  \
+         {second_name} / {first_name}: median {:.2}x  (quartiles {:.2}x .. {:.2}x)",
+        firsts[firsts.len() / 2],
+        seconds[seconds.len() / 2],
         quartile(2),
         quartile(1),
         quartile(3),

@@ -212,8 +212,12 @@ fn a_header_that_disagrees_with_the_body() {
 fn a_schema_refusal() {
     // `gate/invalid_small` of benches/gate.rs.
     let gate = plain_gate();
-    let body = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"get_weather","arguments":[1,2]}}"#;
-    let (allocations, _) = per_refusal(&gate, &modern_headers(), body, Reason::InvalidParams);
+    let (allocations, _) = per_refusal(
+        &gate,
+        &modern_headers(),
+        bodies::INVALID_SMALL,
+        Reason::InvalidParams,
+    );
     assert_eq!(allocations, 0);
 }
 

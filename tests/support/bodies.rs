@@ -25,6 +25,11 @@ pub fn wrong_items_body(count: usize) -> Vec<u8> {
     body.into_bytes()
 }
 
+/// `gate/invalid_small`: a 2026-07-28 `tools/call` whose `arguments` is an
+/// array, refused by the protocol schema with one problem (the headers of
+/// [`tools_call_body`] go with it).
+pub const INVALID_SMALL: &[u8] = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"get_weather","arguments":[1,2]}}"#;
+
 /// A valid 2026-07-28 `tools/call` of exactly `size` bytes, with its
 /// headers: past the 516-byte base, the arguments grow by rows of small
 /// records (as a real payload does), and a note string pads the rest.
