@@ -345,33 +345,38 @@ impl Gate {
         body: &[u8],
         permit: Option<&dyn Fn(&str) -> bool>,
     ) -> Verdict<'_> {
-        let verdict = match self.run(scratch, headers, body, permit) {
-            Ok(allowed) => Verdict::Allow(allowed),
+        // Each pass's answer goes straight into the verdict: a verdict is
+        // larger than a register, and every step it takes is a copy.
+        let verdict = match self.pass(scratch, headers, body, Pass::First, permit) {
+            Ok(Passed::Allowed(allowed)) => Verdict::Allow(allowed),
+            Ok(Passed::Normalized { body, events }) => {
+                self.normalized(scratch, headers, body, events, permit)
+            }
             Err(rejection) => Verdict::Reject(rejection),
         };
         scratch.release_after(body.len());
         verdict
     }
 
-    fn run(
+    /// A call normalization changed: the message as it will be forwarded
+    /// passes the whole gate again.
+    #[cold]
+    fn normalized(
         &self,
         scratch: &mut Scratch,
         headers: &(impl RequestHeaders + ?Sized),
-        body: &[u8],
+        body: Vec<u8>,
+        events: Bytes,
         permit: Option<&dyn Fn(&str) -> bool>,
-    ) -> Result<Allowed<'_>, Rejection> {
-        match self.pass(scratch, headers, body, Pass::First, permit)? {
-            Passed::Allowed(allowed) => Ok(allowed),
-            Passed::Normalized { body, events } => {
-                // The message as it will be forwarded passes the whole gate.
-                let again = self.pass(scratch, headers, &body, Pass::Again(&events), permit)?;
-                let Passed::Allowed(mut allowed) = again else {
-                    unreachable!("a second pass does not normalize")
-                };
+    ) -> Verdict<'_> {
+        match self.pass(scratch, headers, &body, Pass::Again(&events), permit) {
+            Ok(Passed::Allowed(mut allowed)) => {
                 allowed.forward = Some(body.into());
                 allowed.normalized = Some(events);
-                Ok(allowed)
+                Verdict::Allow(allowed)
             }
+            Ok(Passed::Normalized { .. }) => unreachable!("a second pass does not normalize"),
+            Err(rejection) => Verdict::Reject(rejection),
         }
     }
 
@@ -385,7 +390,8 @@ impl Gate {
     ) -> Result<Passed<'_>, Rejection> {
         self.wire_phase(headers, body)?;
         let document = self.parse_phase(&mut scratch.parser, body)?;
-        let message = self.classify_phase(document.root())?;
+        let message = classify::classify(document.root());
+        self.classify_phase(&message)?;
         let revision = self.lane_phase(headers, &message)?;
         // The member `Mcp-Name` mirrors (a `tools/call`'s `params.name`),
         // looked up once for the binding and value phases.
@@ -511,8 +517,10 @@ impl Gate {
         Ok(document)
     }
 
-    fn classify_phase<'p>(&self, root: TapeNode<'p>) -> Result<Classified<'p>, Rejection> {
-        let message = classify::classify(root);
+    /// Refuses a body that is neither a request nor a notification nor a
+    /// client's answer. It reads the classified message where the pass
+    /// keeps it rather than handing it back (a copy of some 200 bytes).
+    fn classify_phase(&self, message: &Classified<'_>) -> Result<(), Rejection> {
         let refusal = match message.kind {
             Kind::UnidentifiedRequest => (
                 Reason::UnidentifiedRequest,
@@ -522,11 +530,11 @@ impl Gate {
                 Reason::UnknownMessage,
                 "Invalid Request: not a JSON-RPC request or notification",
             ),
-            _ => return Ok(message),
+            _ => return Ok(()),
         };
         Err(self
             .rejections
-            .send(refusal.0, Some(&message), Some(refusal.1), &[]))
+            .send(refusal.0, Some(message), Some(refusal.1), &[]))
     }
 
     fn lane_phase<'a>(
