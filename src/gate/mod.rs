@@ -350,7 +350,7 @@ impl Gate {
         let verdict = match self.pass(scratch, headers, body, Pass::First, permit) {
             Ok(Passed::Allowed(allowed)) => Verdict::Allow(allowed),
             Ok(Passed::Normalized { body, events }) => {
-                self.normalized(scratch, headers, body, events, permit)
+                self.check_normalized(scratch, headers, body, events, permit)
             }
             Err(rejection) => Verdict::Reject(rejection),
         };
@@ -361,7 +361,7 @@ impl Gate {
     /// A call normalization changed: the message as it will be forwarded
     /// passes the whole gate again.
     #[cold]
-    fn normalized(
+    fn check_normalized(
         &self,
         scratch: &mut Scratch,
         headers: &(impl RequestHeaders + ?Sized),
@@ -519,7 +519,8 @@ impl Gate {
 
     /// Refuses a body that is neither a request nor a notification nor a
     /// client's answer. It reads the classified message where the pass
-    /// keeps it rather than handing it back (a copy of some 200 bytes).
+    /// keeps it rather than handing it back: the message is large, and a
+    /// move of it is a copy.
     fn classify_phase(&self, message: &Classified<'_>) -> Result<(), Rejection> {
         let refusal = match message.kind {
             Kind::UnidentifiedRequest => (
