@@ -52,9 +52,14 @@ struct Part {
     /// report, with `last_past`).
     last_len: usize,
     problem_count: usize,
-    top: Vec<Entry>,
-    /// Entries that left the list, kept for their capacity.
-    spare: Vec<Entry>,
+    /// Every entry this part has held, kept for its capacity: the list and
+    /// the spares name them by index, so that a report or a clear moves no
+    /// entry (each is several vectors wide).
+    entries: Vec<Entry>,
+    /// The kept locations' entries, in sort order.
+    top: Vec<usize>,
+    /// Entries that left the list.
+    spare: Vec<usize>,
     /// The last report sorted after the last kept location (a full list).
     last_past: bool,
 }
@@ -66,15 +71,22 @@ const SPARE_KEEP: usize = 4 * 1024;
 
 impl Part {
     fn recycle(&mut self) {
-        while let Some(entry) = self.top.pop() {
-            self.keep_spare(entry);
+        while let Some(index) = self.top.pop() {
+            self.keep_spare(index);
         }
     }
 
-    fn keep_spare(&mut self, entry: Entry) {
-        if entry.names.capacity() + entry.texts.capacity() <= SPARE_KEEP {
-            self.spare.push(entry);
+    fn keep_spare(&mut self, index: usize) {
+        let entry = &mut self.entries[index];
+        if entry.names.capacity() + entry.texts.capacity() > SPARE_KEEP {
+            *entry = Entry::default();
         }
+        self.spare.push(index);
+    }
+
+    /// The entry of the `position`th kept location.
+    fn listed(&self, position: usize) -> &Entry {
+        &self.entries[self.top[position]]
     }
 }
 
@@ -353,20 +365,21 @@ impl Collector {
         let here = || path.iter().map(TokView::view);
         if part.top.len() >= MAX_LOCATIONS
             && ((noted.after && part.last_past)
-                || compare_tokens(here(), part.top[part.top.len() - 1].path()).is_gt())
+                || compare_tokens(here(), part.listed(part.top.len() - 1).path()).is_gt())
         {
             part.last_past = true;
             return;
         }
         part.last_past = false;
+        let entries = &part.entries;
         let position = part
             .top
-            .partition_point(|entry| compare_tokens(entry.path(), here()).is_lt());
+            .partition_point(|&index| compare_tokens(entries[index].path(), here()).is_lt());
         self.rendered += 1;
-        if let Some(entry) = part.top.get_mut(position)
-            && compare_tokens(entry.path(), here()).is_eq()
+        if let Some(&index) = part.top.get(position)
+            && compare_tokens(part.entries[index].path(), here()).is_eq()
         {
-            if !entry.add(keyword, via, &msg) {
+            if !part.entries[index].add(keyword, via, &msg) {
                 part.problem_count -= 1;
             }
             return;
@@ -376,10 +389,14 @@ impl Collector {
         {
             part.keep_spare(evicted);
         }
-        let mut entry = part.spare.pop().unwrap_or_default();
+        let index = part.spare.pop().unwrap_or_else(|| {
+            part.entries.push(Entry::default());
+            part.entries.len() - 1
+        });
+        let entry = &mut part.entries[index];
         entry.fill(path, received_type);
         entry.add(keyword, via, &msg);
-        part.top.insert(position, entry);
+        part.top.insert(position, index);
     }
 
     /// The distilled answer (of the first class); the collector is cleared
@@ -409,11 +426,12 @@ impl Collector {
     pub fn found(&mut self, class: usize) -> Found<'_> {
         let flagged = self.flagged;
         let part = &mut self.parts[class];
-        for entry in &mut part.top {
-            entry.seal();
+        for &index in &part.top {
+            part.entries[index].seal();
         }
         Found {
-            entries: &part.top,
+            entries: &part.entries,
+            order: &part.top,
             total: part.locations.count(),
             problem_count: part.problem_count,
             flagged,
@@ -423,8 +441,8 @@ impl Collector {
     fn distill(&mut self, class: usize) -> Distilled {
         let found = self.found(class);
         let locations = found
-            .entries
-            .iter()
+            .locations()
+            .map(|location| location.entry)
             .map(|entry| LocationReport {
                 pointer: entry.pointer().to_owned(),
                 received_type: entry.received_type,
@@ -454,6 +472,8 @@ impl Collector {
 #[derive(Debug)]
 pub struct Found<'c> {
     entries: &'c [Entry],
+    /// The kept locations' indices in `entries`, in sort order.
+    order: &'c [usize],
     /// As [`Distilled::total`].
     pub total: usize,
     /// As [`Distilled::problem_count`].
@@ -471,7 +491,10 @@ pub struct FoundLocation<'c> {
 impl<'c> Found<'c> {
     /// The kept locations, in sort order.
     pub fn locations(&self) -> impl ExactSizeIterator<Item = FoundLocation<'c>> + 'c {
-        self.entries.iter().map(|entry| FoundLocation { entry })
+        let entries = self.entries;
+        self.order.iter().map(move |&index| FoundLocation {
+            entry: &entries[index],
+        })
     }
 }
 
@@ -758,11 +781,11 @@ mod tests {
                 "Invalid params: 3 problems at 3 locations; first at /a"
             );
             reused.clear();
-            // The entry that held the long name was not kept.
-            let spare = &reused.parts[0].spare;
-            assert_eq!(spare.len(), 2);
+            // The entry that held the long name gave its memory back.
+            let part = &reused.parts[0];
+            assert_eq!((part.spare.len(), part.entries.len()), (3, 3));
             assert!(
-                spare
+                part.entries
                     .iter()
                     .all(|entry| entry.names.capacity() < SPARE_KEEP)
             );

@@ -169,9 +169,14 @@ fn key_hash(key: &str) -> u64 {
         word.copy_from_slice(chunk);
         state = mix(state, u64::from_le_bytes(word));
     }
-    let mut last = [0u8; 8];
-    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    finish(mix(state, u64::from_le_bytes(last)))
+    // The last bytes as `from_le_bytes` reads them padded with zeros,
+    // without a copy of unknown length (a call to `memcpy`).
+    let last = chunks
+        .remainder()
+        .iter()
+        .rev()
+        .fold(0, |word, &byte| (word << 8) | u64::from(byte));
+    finish(mix(state, last))
 }
 
 /// The identity of a child location of `parent`.

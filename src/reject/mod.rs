@@ -102,6 +102,23 @@ impl LogBudget {
     }
 }
 
+/// [`Rejections::emit`]'s answer with only the `data` keys `row` lists.
+#[cold]
+#[inline(never)]
+fn answer_on_row(
+    row: &Row,
+    id: Option<&RequestId>,
+    message: &str,
+    data: &[(DataKey, DataValue<'_>)],
+) -> Bytes {
+    let allowed: smallvec::SmallVec<[(DataKey, DataValue<'_>); 4]> = data
+        .iter()
+        .filter(|(key, _)| row.data.contains(key))
+        .copied()
+        .collect();
+    out::answer(|out| envelope::write_error(out, id, row.condition, message, &allowed))
+}
+
 /// Whole seconds since the first refusal of the process.
 fn log_second() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
@@ -153,16 +170,14 @@ impl Rejections {
             "{:?} carries a data key its row does not list",
             reason
         );
-        // In release a key off the row is dropped rather than sent.
-        let allowed: smallvec::SmallVec<[(DataKey, DataValue<'_>); 4]> = data
-            .iter()
-            .filter(|(key, _)| row.data.contains(key))
-            .copied()
-            .collect();
         let message = message.unwrap_or(row.condition.default_message());
-        let body = out::answer(|out| {
-            envelope::write_error(out, id, row.condition, message, &allowed);
-        });
+        let body = if data.iter().all(|(key, _)| row.data.contains(key)) {
+            out::answer(|out| envelope::write_error(out, id, row.condition, message, data))
+        } else {
+            // In release a key off the row is dropped rather than sent
+            // (copied out of line: every caller's keys are on its row).
+            answer_on_row(row, id, message, data)
+        };
         self.record(row);
         Rejection {
             reason,
