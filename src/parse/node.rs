@@ -384,7 +384,8 @@ pub(crate) fn same_text(a: &str, b: &str) -> bool {
         return false;
     }
     // Two loads from each end overlap in the middle and cover every byte.
-    let four = |s: &[u8], at: usize| u32::from_le_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]]);
+    let four =
+        |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("four bytes"));
     let eight =
         |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("eight bytes"));
     match n {
