@@ -102,21 +102,17 @@ impl LogBudget {
     }
 }
 
-/// [`Rejections::emit`]'s answer with only the `data` keys `row` lists.
+/// The pairs of `data` whose keys `row` lists.
 #[cold]
 #[inline(never)]
-fn answer_on_row(
+fn keys_on_row<'d>(
     row: &Row,
-    id: Option<&RequestId>,
-    message: &str,
-    data: &[(DataKey, DataValue<'_>)],
-) -> Bytes {
-    let allowed: smallvec::SmallVec<[(DataKey, DataValue<'_>); 4]> = data
-        .iter()
+    data: &[(DataKey, DataValue<'d>)],
+) -> smallvec::SmallVec<[(DataKey, DataValue<'d>); 4]> {
+    data.iter()
         .filter(|(key, _)| row.data.contains(key))
         .copied()
-        .collect();
-    out::answer(|out| envelope::write_error(out, id, row.condition, message, &allowed))
+        .collect()
 }
 
 /// Whole seconds since the first refusal of the process.
@@ -165,19 +161,22 @@ impl Rejections {
     ) -> Rejection {
         let row = reason.row();
         debug_assert_eq!(row.dialect, Dialect::Error, "{reason:?} answers as a tool");
+        let on_row = data.iter().all(|(key, _)| row.data.contains(key));
         debug_assert!(
-            data.iter().all(|(key, _)| row.data.contains(key)),
-            "{:?} carries a data key its row does not list",
-            reason
+            on_row,
+            "{reason:?} carries a data key its row does not list"
         );
-        let message = message.unwrap_or(row.condition.default_message());
-        let body = if data.iter().all(|(key, _)| row.data.contains(key)) {
-            out::answer(|out| envelope::write_error(out, id, row.condition, message, data))
+        // In release a key off the row is dropped rather than sent (the
+        // pairs copied out of line: every caller's keys are on its row).
+        let kept;
+        let data = if on_row {
+            data
         } else {
-            // In release a key off the row is dropped rather than sent
-            // (copied out of line: every caller's keys are on its row).
-            answer_on_row(row, id, message, data)
+            kept = keys_on_row(row, data);
+            &kept[..]
         };
+        let message = message.unwrap_or(row.condition.default_message());
+        let body = out::answer(|out| envelope::write_error(out, id, row.condition, message, data));
         self.record(row);
         Rejection {
             reason,
