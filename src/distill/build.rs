@@ -58,10 +58,13 @@ impl<'r, F: Json> Build<'r, F> {
             };
             self.nodes[id as usize] = Some(node);
         }
-        self.nodes
+        let mut nodes: Vec<SchemaNode<F>> = self
+            .nodes
             .into_iter()
             .map(|node| node.unwrap_or(SchemaNode::True))
-            .collect()
+            .collect();
+        keywords::link(&mut nodes);
+        nodes
     }
 
     /// The node for the subschema at `pointer` (RFC 6901, unescaped form of

@@ -341,6 +341,75 @@ mod tests {
         }
     }
 
+    /// Each problem as (pointer, received type, keyword, text).
+    fn reports(d: &Distilled) -> Vec<(String, String, String, String)> {
+        d.locations
+            .iter()
+            .flat_map(|l| {
+                l.problems.iter().map(|p| {
+                    (
+                        l.pointer.clone(),
+                        l.received_type.to_owned(),
+                        format!("{:?}", p.keyword),
+                        p.text.clone(),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_member_whose_node_says_only_type_is_reported_as_a_walked_one() {
+        // `minLength: 0` refuses nothing but makes a node say more than
+        // `type`, so its member is walked rather than checked in place.
+        let walked = |types: Value| json!({"type": types, "minLength": 0});
+        let schema = |member: &dyn Fn(Value) -> Value| {
+            json!({"$defs": {"node": {"type": "object", "properties": {
+                "name": member(json!("string")),
+                "count": member(json!(["integer", "null"])),
+                "ratio": member(json!("number")),
+                "next": {"$ref": "#/$defs/node"}},
+                "additionalProperties": member(json!("boolean"))}},
+                "$ref": "#/$defs/node"})
+        };
+        let mut instance = json!({"name": 1, "count": 2.5, "ratio": 3, "extra": "x"});
+        for _ in 0..3 {
+            instance = json!({"name": "ok", "count": null, "next": instance, "flag": []});
+        }
+        let in_place = explain(schema(&|types| json!({"type": types})), instance.clone());
+        let by_walk = explain(schema(&walked), instance.clone());
+        assert_eq!(reports(&in_place), reports(&by_walk));
+        assert_eq!(in_place.total, 6, "{:?}", reports(&in_place));
+        // Deep enough to meet the frame cap: both ways stop alike.
+        for _ in 0..300 {
+            instance = json!({"next": instance, "name": "deep"});
+        }
+        let in_place = explain(schema(&|types| json!({"type": types})), instance.clone());
+        let by_walk = explain(schema(&walked), instance);
+        assert_eq!(reports(&in_place), reports(&by_walk));
+        assert!(
+            in_place
+                .locations
+                .iter()
+                .any(|l| l.problems.iter().any(|p| p.text == texts::TOO_DEEP))
+        );
+    }
+
+    #[test]
+    fn a_member_that_is_its_own_object_is_walked() {
+        // The member's node is the object's own: read as it was built, it
+        // says more than `type`.
+        let schema = json!({"type": "object", "properties": {"self": {"$ref": "#"}}});
+        let d = explain(schema, json!({"self": {"self": 1}}));
+        assert_eq!(
+            texts(&d),
+            [(
+                "/self/self".into(),
+                vec!["expected object, found integer".into()]
+            )]
+        );
+    }
+
     #[test]
     fn a_recursive_schema_is_walked() {
         let schema = json!({

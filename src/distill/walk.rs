@@ -131,6 +131,42 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
         self.pop();
     }
 
+    /// [`Walker::walk_member`] for a node that says only `type` (`mask`):
+    /// the same step and report without the walk's dispatch, which costs
+    /// more than the check itself. Near the step budget or the frame cap
+    /// the member is walked. (Out of line, so that the member loop that
+    /// calls it keeps its size.)
+    #[inline(never)]
+    pub fn typed_member(
+        &mut self,
+        name: Cow<'a, str>,
+        id: NodeId,
+        mask: TypeMask,
+        value: &F::Node<'a>,
+        on_false: OnFalse,
+    ) {
+        if self.exhausted {
+            return;
+        }
+        if self.steps + 1 > STEP_BUDGET || self.frames + self.path.len() + 2 >= MAX_FRAMES {
+            self.walk_member(name, id, value, on_false);
+            return;
+        }
+        self.steps += 1;
+        let found = type_bit::<F>(value);
+        if mask.admits(found) {
+            return;
+        }
+        self.path.push(Tok::Key(name));
+        let received = type_name(found);
+        let msg = Msg::Type {
+            expected: mask,
+            found: received,
+        };
+        self.emit(received, Keyword::Type, self.via, msg);
+        self.pop();
+    }
+
     /// How node `id` can be checked on an array's elements in place
     /// ([`Walker::typed_element`]): by type when all it says is `type`, or
     /// is an `anyOf` (a branch that says only `type` settles its types; a

@@ -15,6 +15,7 @@ use super::super::texts::{self, Msg};
 use super::super::walk::{OnFalse, Walker};
 use super::NodeId;
 use super::string::as_count;
+use super::type_::TypeMask;
 
 const ON_PROPERTY: OnFalse = OnFalse {
     keyword: Keyword::False,
@@ -49,11 +50,22 @@ struct Unevaluated<F: Json> {
     whole: Option<Validator<F>>,
 }
 
+/// A member `properties` names.
+struct Property {
+    name: Box<str>,
+    node: NodeId,
+    /// The types its node admits when `type` is all it says (set by
+    /// [`PropertiesKw::link`]): such a member is checked in place.
+    only_types: Option<TypeMask>,
+}
+
 pub(crate) struct PropertiesKw<F: Json> {
     /// Sorted by name.
-    properties: Vec<(Box<str>, NodeId)>,
+    properties: Vec<Property>,
     patterns: Vec<(Validator<F>, NodeId)>,
     additional: Option<NodeId>,
+    /// [`Property::only_types`] for `additional`.
+    additional_types: Option<TypeMask>,
     names: Option<Validator<F>>,
     unevaluated: Option<Unevaluated<F>>,
     min: Option<(u64, String)>,
@@ -67,19 +79,18 @@ impl<F: Json> PropertiesKw<F> {
         pointer: &str,
         schema: &Map<String, Value>,
     ) -> Option<PropertiesKw<F>> {
-        let mut properties: Vec<(Box<str>, NodeId)> = schema
+        let mut properties: Vec<Property> = schema
             .get("properties")
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
-            .map(|(name, _)| {
-                (
-                    name.as_str().into(),
-                    b.child(pointer, &["properties", name]),
-                )
+            .map(|(name, _)| Property {
+                name: name.as_str().into(),
+                node: b.child(pointer, &["properties", name]),
+                only_types: None,
             })
             .collect();
-        properties.sort_by(|a, c| by_length_then_bytes(&a.0, &c.0));
+        properties.sort_by(|a, c| by_length_then_bytes(&a.name, &c.name));
         let patterns: Vec<_> = schema
             .get("patternProperties")
             .and_then(Value::as_object)
@@ -143,12 +154,34 @@ impl<F: Json> PropertiesKw<F> {
             properties,
             patterns,
             additional,
+            additional_types: None,
             names,
             unevaluated,
             min,
             max,
             dependent,
         })
+    }
+
+    /// Takes, once every node is built, the types of each member node that
+    /// says only `type`, in the order of [`PropertiesKw::member_nodes`].
+    pub fn link(&mut self, only_types: Vec<Option<TypeMask>>) {
+        let mut masks = only_types.into_iter();
+        for property in &mut self.properties {
+            property.only_types = masks.next().flatten();
+        }
+        if self.additional.is_some() {
+            self.additional_types = masks.next().flatten();
+        }
+    }
+
+    /// The member nodes [`PropertiesKw::link`] takes types for: each of
+    /// `properties`, then `additionalProperties`.
+    pub fn member_nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.properties
+            .iter()
+            .map(|property| property.node)
+            .chain(self.additional)
     }
 
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
@@ -195,8 +228,11 @@ impl<F: Json> PropertiesKw<F> {
         let mut matched = false;
         if let Some(found) = self.property(&name) {
             matched = true;
-            let id = self.properties[found].1;
-            w.walk_member(name.clone(), id, value, ON_PROPERTY);
+            let property = &self.properties[found];
+            match property.only_types {
+                Some(mask) => w.typed_member(name.clone(), property.node, mask, value, ON_PROPERTY),
+                None => w.walk_member(name.clone(), property.node, value, ON_PROPERTY),
+            }
         }
         for (validator, id) in &self.patterns {
             if w.name_valid(validator, &name) {
@@ -205,7 +241,10 @@ impl<F: Json> PropertiesKw<F> {
             }
         }
         if !matched && let Some(id) = self.additional {
-            w.walk_member(name.clone(), id, value, ON_ADDITIONAL);
+            match self.additional_types {
+                Some(mask) => w.typed_member(name.clone(), id, mask, value, ON_ADDITIONAL),
+                None => w.walk_member(name.clone(), id, value, ON_ADDITIONAL),
+            }
         }
         if let Some(validator) = &self.names
             && !w.name_valid(validator, &name)
@@ -242,10 +281,10 @@ impl<F: Json> PropertiesKw<F> {
             return self
                 .properties
                 .iter()
-                .position(|(candidate, _)| same_text(candidate, name));
+                .position(|property| same_text(&property.name, name));
         }
         self.properties
-            .binary_search_by(|(candidate, _)| by_length_then_bytes(candidate, name))
+            .binary_search_by(|property| by_length_then_bytes(&property.name, name))
             .ok()
     }
 
