@@ -96,27 +96,18 @@ impl<F: Json> ObjNode<F> {
 /// Completes what each node reads of the nodes it points to, once the
 /// table holds them all.
 pub(crate) fn link<F: Json>(nodes: &mut [SchemaNode<F>]) {
-    let only_types = |nodes: &[SchemaNode<F>], id: NodeId| match nodes.get(id as usize) {
-        Some(SchemaNode::Object(node)) => node.only_types(),
-        _ => None,
-    };
-    for at in 0..nodes.len() {
-        let SchemaNode::Object(node) = &nodes[at] else {
-            continue;
-        };
-        let Some(properties) = &node.properties else {
-            continue;
-        };
-        // Read before the node is borrowed to be written: a member may be
-        // the node itself.
-        let masks: Vec<Option<type_::TypeMask>> = properties
-            .member_nodes()
-            .map(|id| only_types(nodes, id))
-            .collect();
-        if let SchemaNode::Object(node) = &mut nodes[at]
+    let only_types: Vec<Option<type_::TypeMask>> = nodes
+        .iter()
+        .map(|node| match node {
+            SchemaNode::Object(node) => node.only_types(),
+            _ => None,
+        })
+        .collect();
+    for node in nodes {
+        if let SchemaNode::Object(node) = node
             && let Some(properties) = &mut node.properties
         {
-            properties.link(masks);
+            properties.link(&only_types);
         }
     }
 }

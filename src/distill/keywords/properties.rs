@@ -12,7 +12,7 @@ use crate::parse::{SHORT_LIST, same_text};
 use super::super::Keyword;
 use super::super::build::{Build, STATIC_DEPTH};
 use super::super::texts::{self, Msg};
-use super::super::walk::{OnFalse, Walker};
+use super::super::walk::{MemberNode, OnFalse, Walker};
 use super::NodeId;
 use super::string::as_count;
 use super::type_::TypeMask;
@@ -53,19 +53,14 @@ struct Unevaluated<F: Json> {
 /// A member `properties` names.
 struct Property {
     name: Box<str>,
-    node: NodeId,
-    /// The types its node admits when `type` is all it says (set by
-    /// [`PropertiesKw::link`]): such a member is checked in place.
-    only_types: Option<TypeMask>,
+    member: MemberNode,
 }
 
 pub(crate) struct PropertiesKw<F: Json> {
     /// Sorted by name.
     properties: Vec<Property>,
     patterns: Vec<(Validator<F>, NodeId)>,
-    additional: Option<NodeId>,
-    /// [`Property::only_types`] for `additional`.
-    additional_types: Option<TypeMask>,
+    additional: Option<MemberNode>,
     names: Option<Validator<F>>,
     unevaluated: Option<Unevaluated<F>>,
     min: Option<(u64, String)>,
@@ -86,8 +81,7 @@ impl<F: Json> PropertiesKw<F> {
             .flatten()
             .map(|(name, _)| Property {
                 name: name.as_str().into(),
-                node: b.child(pointer, &["properties", name]),
-                only_types: None,
+                member: MemberNode::new(b.child(pointer, &["properties", name])),
             })
             .collect();
         properties.sort_by(|a, c| by_length_then_bytes(&a.name, &c.name));
@@ -103,7 +97,7 @@ impl<F: Json> PropertiesKw<F> {
             .collect();
         let additional = schema
             .get("additionalProperties")
-            .map(|_| b.child(pointer, &["additionalProperties"]));
+            .map(|_| MemberNode::new(b.child(pointer, &["additionalProperties"])));
         let names = schema.get("propertyNames").and_then(|value| b.sub(value));
         let unevaluated = schema.get("unevaluatedProperties").map(|_| {
             let mut evaluated = Evaluated {
@@ -154,7 +148,6 @@ impl<F: Json> PropertiesKw<F> {
             properties,
             patterns,
             additional,
-            additional_types: None,
             names,
             unevaluated,
             min,
@@ -163,25 +156,16 @@ impl<F: Json> PropertiesKw<F> {
         })
     }
 
-    /// Takes, once every node is built, the types of each member node that
-    /// says only `type`, in the order of [`PropertiesKw::member_nodes`].
-    pub fn link(&mut self, only_types: Vec<Option<TypeMask>>) {
-        let mut masks = only_types.into_iter();
-        for property in &mut self.properties {
-            property.only_types = masks.next().flatten();
+    /// Reads, once every node is built, which member nodes say only
+    /// `type` (`only_types`, indexed by node).
+    pub fn link(&mut self, only_types: &[Option<TypeMask>]) {
+        let members = self
+            .properties
+            .iter_mut()
+            .map(|property| &mut property.member);
+        for member in members.chain(&mut self.additional) {
+            member.link(only_types);
         }
-        if self.additional.is_some() {
-            self.additional_types = masks.next().flatten();
-        }
-    }
-
-    /// The member nodes [`PropertiesKw::link`] takes types for: each of
-    /// `properties`, then `additionalProperties`.
-    pub fn member_nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.properties
-            .iter()
-            .map(|property| property.node)
-            .chain(self.additional)
     }
 
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
@@ -228,11 +212,12 @@ impl<F: Json> PropertiesKw<F> {
         let mut matched = false;
         if let Some(found) = self.property(&name) {
             matched = true;
-            let property = &self.properties[found];
-            match property.only_types {
-                Some(mask) => w.typed_member(name.clone(), property.node, mask, value, ON_PROPERTY),
-                None => w.walk_member(name.clone(), property.node, value, ON_PROPERTY),
-            }
+            w.member(
+                name.clone(),
+                self.properties[found].member,
+                value,
+                ON_PROPERTY,
+            );
         }
         for (validator, id) in &self.patterns {
             if w.name_valid(validator, &name) {
@@ -240,11 +225,8 @@ impl<F: Json> PropertiesKw<F> {
                 w.walk_member(name.clone(), *id, value, ON_PATTERN);
             }
         }
-        if !matched && let Some(id) = self.additional {
-            match self.additional_types {
-                Some(mask) => w.typed_member(name.clone(), id, mask, value, ON_ADDITIONAL),
-                None => w.walk_member(name.clone(), id, value, ON_ADDITIONAL),
-            }
+        if !matched && let Some(member) = self.additional {
+            w.member(name.clone(), member, value, ON_ADDITIONAL);
         }
         if let Some(validator) = &self.names
             && !w.name_valid(validator, &name)
