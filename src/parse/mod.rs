@@ -52,6 +52,7 @@ use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
 pub use backend::TapeJson;
 pub use node::{NodeKind, TapeNode};
 pub(crate) use node::{SHORT_LIST, same_text};
+pub(crate) use scan::escape_stop;
 
 use dupes::{Defect, KeyTable};
 use reuse::{BodyStore, TapeStore};

@@ -22,7 +22,7 @@
 #[inline(always)]
 pub(super) fn string_at(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
     let start = at + 1;
-    let stop = first_stop::<true>(bytes, start)?;
+    let stop = first_stop::<true, false>(bytes, start)?;
     debug_assert!(start <= stop && stop < bytes.len());
     // SAFETY: `first_stop` gives a position of `bytes` at or after the one
     // it was given (`start`), so `stop` indexes `bytes` and `start..stop`
@@ -32,7 +32,7 @@ pub(super) fn string_at(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
     match stop_byte {
         b'"' => {
             debug_assert!(between.is_ascii());
-            // SAFETY: `first_stop::<true>` stops at the first byte of 0x80
+            // SAFETY: `first_stop::<true, _>` stops at the first byte of 0x80
             // or above, so every byte before `stop` is ASCII, and ASCII is
             // UTF-8.
             let text = unsafe { std::str::from_utf8_unchecked(between) };
@@ -48,7 +48,7 @@ pub(super) fn string_at(bytes: &[u8], at: usize) -> Option<(&str, usize)> {
 /// every string).
 #[inline(never)]
 fn non_ascii_string(bytes: &[u8], start: usize, from: usize) -> Option<(&str, usize)> {
-    let end = first_stop::<false>(bytes, from)?;
+    let end = first_stop::<false, false>(bytes, from)?;
     if bytes[end] != b'"' {
         return None;
     }
@@ -56,11 +56,21 @@ fn non_ascii_string(bytes: &[u8], start: usize, from: usize) -> Option<(&str, us
     Some((text, end + 1))
 }
 
+/// Position of the first byte JSON escapes inside a string (`"`, `\`, or
+/// a control character below 0x20) at or after `from`: where a writer of
+/// JSON strings stops copying, found by the parse's own scan.
+pub(crate) fn escape_stop(bytes: &[u8], from: usize) -> Option<usize> {
+    first_stop::<false, true>(bytes, from)
+}
+
 /// Position of the first `"`, `\` or control character (below 0x20) at or
 /// after `from`, or with `NON_ASCII` also of the first byte of 0x80 or
 /// above; `None` if there is none.
 #[inline(always)]
-fn first_stop<const NON_ASCII: bool>(bytes: &[u8], from: usize) -> Option<usize> {
+fn first_stop<const NON_ASCII: bool, const PADDED_TAIL: bool>(
+    bytes: &[u8],
+    from: usize,
+) -> Option<usize> {
     #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut rest = bytes.get(from..)?;
     // Where `rest` starts in `bytes`.
@@ -79,6 +89,17 @@ fn first_stop<const NON_ASCII: bool>(bytes: &[u8], from: usize) -> Option<usize>
             return Some(stop);
         }
         rest = tail;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if PADDED_TAIL && !rest.is_empty() {
+        // The last few bytes in one more step, padded with a byte that
+        // never stops the scan: short texts (an escaped key, a code) are
+        // all tail. (The parse's strings end inside the body, and its
+        // loop is smaller without this.)
+        let mut padded = [b' '; 16];
+        padded[..rest.len()].copy_from_slice(rest);
+        let found = stops_in_16::<NON_ASCII>(&padded);
+        return (found != 0).then(|| at(rest) + found.trailing_zeros() as usize);
     }
     rest.iter()
         .position(|&byte| is_stop::<NON_ASCII>(byte))
@@ -119,29 +140,40 @@ fn stops_in_16<const NON_ASCII: bool>(chunk: &[u8; 16]) -> u32 {
 mod tests {
     use super::*;
 
+    /// [`first_stop`] with and without the padded tail, which agree.
+    fn stop<const NON_ASCII: bool>(bytes: &[u8], from: usize) -> Option<usize> {
+        let plain = first_stop::<NON_ASCII, false>(bytes, from);
+        assert_eq!(first_stop::<NON_ASCII, true>(bytes, from), plain);
+        plain
+    }
+
     #[test]
     fn every_stop_byte_is_found_at_every_offset() {
-        for stop in [b'"', b'\\', 0x00, 0x0A, 0x1F, 0x80, 0xC3, 0xFF] {
-            for at in 0..48 {
-                let mut bytes = vec![b'x'; 48];
-                bytes[at] = stop;
-                assert_eq!(first_stop::<true>(&bytes, 0), Some(at), "{stop:#x} at {at}");
-                let plain_stop = (stop < 0x80).then_some(at);
-                assert_eq!(
-                    first_stop::<false>(&bytes, 0),
-                    plain_stop,
-                    "{stop:#x} at {at}"
-                );
+        // 48 bytes are whole sixteen-byte steps; 45 and 7 end in a tail.
+        for len in [48, 45, 7] {
+            for stop_byte in [b'"', b'\\', 0x00, 0x0A, 0x1F, 0x80, 0xC3, 0xFF] {
+                for at in 0..len {
+                    let mut bytes = vec![b'x'; len];
+                    bytes[at] = stop_byte;
+                    assert_eq!(stop::<true>(&bytes, 0), Some(at), "{stop_byte:#x} at {at}");
+                    let plain_stop = (stop_byte < 0x80).then_some(at);
+                    assert_eq!(
+                        stop::<false>(&bytes, 0),
+                        plain_stop,
+                        "{stop_byte:#x} at {at}"
+                    );
+                    assert_eq!(stop::<false>(&bytes, at + 1), None);
+                }
             }
         }
         let plain: Vec<u8> = (0x20..=0xFF)
             .filter(|&byte| !is_stop::<false>(byte))
             .collect();
-        assert_eq!(first_stop::<false>(&plain, 0), None);
+        assert_eq!(stop::<false>(&plain, 0), None);
         let first_non_ascii = plain.iter().position(|&byte| byte >= 0x80);
-        assert_eq!(first_stop::<true>(&plain, 0), first_non_ascii);
-        assert_eq!(first_stop::<true>(b"ab\"", 3), None);
-        assert_eq!(first_stop::<true>(b"ab\"", 9), None);
+        assert_eq!(stop::<true>(&plain, 0), first_non_ascii);
+        assert_eq!(stop::<true>(b"ab\"", 3), None);
+        assert_eq!(stop::<true>(b"ab\"", 9), None);
     }
 
     #[test]

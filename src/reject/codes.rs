@@ -119,6 +119,9 @@ pub struct ToolErrorCode {
     pub code: &'static str,
     pub summary: &'static str,
     pub hint: &'static str,
+    /// Whether `hint` names a value only the schema gives (`{limit}`,
+    /// `{allowed}`): read once here, not searched for at each refusal.
+    pub hint_needs_value: bool,
 }
 
 const fn tool_code(
@@ -132,7 +135,25 @@ const fn tool_code(
         code,
         summary,
         hint,
+        hint_needs_value: names(hint, "{limit}") || names(hint, "{allowed}"),
     }
+}
+
+/// Whether `text` holds `part` (a `const` `str::contains`).
+const fn names(text: &str, part: &str) -> bool {
+    let (text, part) = (text.as_bytes(), part.as_bytes());
+    let mut at = 0;
+    while at + part.len() <= text.len() {
+        let mut same = 0;
+        while same < part.len() && text[at + same] == part[same] {
+            same += 1;
+        }
+        if same == part.len() {
+            return true;
+        }
+        at += 1;
+    }
+    false
 }
 
 /// Keyword → `error_code`, as the envelope contract maps them.
@@ -283,6 +304,18 @@ pub fn envelope_capability() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hint_needs_a_value_exactly_when_it_names_a_limit_or_the_allowed_values() {
+        for entry in TOOL_ERROR_CODES.iter().chain([&TOOL_ERROR_FALLBACK]) {
+            let names = entry.hint.contains("{limit}") || entry.hint.contains("{allowed}");
+            assert_eq!(entry.hint_needs_value, names, "{}", entry.keyword);
+        }
+        assert!(tool_error_code("maxItems").hint_needs_value);
+        assert!(tool_error_code("enum").hint_needs_value);
+        assert!(!tool_error_code("type").hint_needs_value);
+        assert!(!names("{limi", "{limit}"));
+    }
 
     #[test]
     fn codes_are_distinct_and_messages_are_one_line() {

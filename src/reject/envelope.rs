@@ -6,6 +6,7 @@ use bytes::{BufMut, BytesMut};
 use super::codes::{Condition, DataKey};
 use crate::classify::RequestId;
 use crate::distill::{Found, LocationReport, within_echo_bound};
+use crate::parse::escape_stop;
 
 /// The longest `message` an envelope carries; the variable parts in it are
 /// cut at the echo bound before, this only bounds their sum.
@@ -183,28 +184,12 @@ pub(crate) fn escape_one_line(out: &mut BytesMut, message: &str) {
 pub(crate) fn escape(out: &mut BytesMut, text: &str) {
     let bytes = text.as_bytes();
     // Refusal texts are mostly plain, with a quote or a line end here and
-    // there: eight bytes a step, and a word that holds a byte to escape
-    // says where the first one is.
-    let mut at = 0;
+    // there: the parse's sixteen-byte scan finds the next byte to escape.
     let mut copied = 0;
-    while let Some(word) = bytes.get(at..at + 8) {
-        let flags = escape_flags(word_of(word));
-        if flags == 0 {
-            at += 8;
-            continue;
-        }
-        let found = at + (flags.trailing_zeros() / 8) as usize;
+    while let Some(found) = escape_stop(bytes, copied) {
         out.extend_from_slice(&bytes[copied..found]);
         write_escaped(out, bytes[found]);
-        at = found + 1;
-        copied = at;
-    }
-    for (i, &byte) in bytes.iter().enumerate().skip(at) {
-        if escaped(byte) {
-            out.extend_from_slice(&bytes[copied..i]);
-            write_escaped(out, byte);
-            copied = i + 1;
-        }
+        copied = found + 1;
     }
     out.extend_from_slice(&bytes[copied..]);
 }
@@ -264,12 +249,6 @@ fn below(word: u64, n: u8) -> u64 {
 /// exact, as [`below`]'s).
 fn equal(word: u64, byte: u8) -> u64 {
     below(word ^ (ONES * u64::from(byte)), 1)
-}
-
-/// Flags on the bytes of `word` that JSON escapes: `"`, `\\`, or below
-/// 0x20; the lowest set flag marks the first of them.
-fn escape_flags(word: u64) -> u64 {
-    below(word, 0x20) | equal(word, b'"') | equal(word, b'\\')
 }
 
 /// Whether `bytes` are printable ASCII (no control character, nothing

@@ -205,7 +205,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
         _ => {}
     }
     let entry = tool_error_code(input.keyword.as_str());
-    if entry.hint.contains("{limit}") || entry.hint.contains("{allowed}") {
+    if entry.hint_needs_value {
         return fill(arena, TOOL_ERROR_FALLBACK.hint, &[("path", path)]);
     }
     fill(
@@ -376,10 +376,9 @@ fn list_values<'b>(arena: &'b Bump, values: &[Value]) -> ArenaString<'b> {
 fn fill<'b>(arena: &'b Bump, template: &str, values: &[(&str, &str)]) -> ArenaString<'b> {
     // Bytes, not chars: a brace is ASCII, and the allowed-values list a
     // value may be is long.
-    let brace = |byte: &u8| matches!(byte, b'{' | b'}');
     if values
         .iter()
-        .any(|(_, value)| value.as_bytes().iter().any(brace))
+        .any(|(_, value)| memchr::memchr2(b'{', b'}', value.as_bytes()).is_some())
     {
         return fill_in_turn(arena, template, values);
     }
@@ -388,7 +387,7 @@ fn fill<'b>(arena: &'b Bump, template: &str, values: &[(&str, &str)]) -> ArenaSt
     let room = template.len() + values.iter().map(|(_, value)| value.len()).sum::<usize>();
     let mut text = ArenaString::with_capacity_in(room, arena);
     let mut rest = template;
-    while let Some(open) = rest.bytes().position(|byte| byte == b'{') {
+    while let Some(open) = memchr::memchr(b'{', rest.as_bytes()) {
         let after = &rest[open + 1..];
         let named = values.iter().find(|(name, _)| {
             after
