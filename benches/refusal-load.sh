@@ -66,12 +66,48 @@ for target in "allowed 204 -" "refused 200 isError"; do
 done
 echo "the refusal: $(wc -c < "$work/refused.answer") bytes of answer body" >&2
 
+# split_row ROUND NAME PID ARGS...: load_row's line for NAME, and the
+# server's user-space CPU over the run added to $work/user as "ROUND NAME
+# TICKS REQUESTS": the rest of its CPU is the kernel's.
+split_row() {
+    local round=$1 name=$2 pid=$3 before after requests
+    shift 3
+    before=$(awk '{print $14}' "/proc/$pid/stat")
+    load_row "$name" "$pid" "$@" | sed "s/^/$round /"
+    after=$(awk '{print $14}' "/proc/$pid/stat")
+    requests=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$work/$name.wrk")
+    echo "$round $name $((after - before)) $requests" >> "$work/user"
+}
+
 ROUNDS=${4:-3}
 results=$(
     for round in $(seq "$ROUNDS"); do
-        load_row allowed "$gate_pid" 1 1 "$gate_addr" /validate allowed | sed "s/^/$round /"
-        load_row refused "$gate_pid" 1 1 "$gate_addr" /validate refused | sed "s/^/$round /"
-        load_row hyper "$hyper_pid" 1 1 "$hyper_addr" / | sed "s/^/$round /"
+        split_row "$round" allowed "$gate_pid" 1 1 "$gate_addr" /validate allowed
+        split_row "$round" refused "$gate_pid" 1 1 "$gate_addr" /validate refused
+        split_row "$round" hyper "$hyper_pid" 1 1 "$hyper_addr" /
     done
 )
 ratios "$results" "servers 1 worker ($DRIVER) on CPU 0" refused/allowed allowed/hyper
+
+# Where the refusal's extra CPU goes: user space (the gate, the answer)
+# or the kernel (a larger answer to send, and wrk, less busy, woken more
+# often). Ticks are 1/HZ s, so a round's figures are coarse (about 1%).
+python3 - "$work/user" "$HZ" <<PY
+import statistics, sys
+user = {}
+for line in open(sys.argv[1]):
+    round_, name, ticks, requests = line.split()
+    user.setdefault(round_, {})[name] = int(ticks) / int(sys.argv[2]) * 1e6 / int(requests)
+cpu = {}
+for row in """$results""".strip().splitlines():
+    round_, name, *_, us, _gen = row.split()
+    cpu.setdefault(round_, {})[name] = float(us)
+extra_user = [user[r]["refused"] - user[r]["allowed"] for r in user]
+extra_kernel = [(cpu[r]["refused"] - user[r]["refused"]) - (cpu[r]["allowed"] - user[r]["allowed"]) for r in user]
+ratio = [user[r]["refused"] / user[r]["allowed"] for r in user]
+print("server user-space us/req, allowed / refused: " + " / ".join(
+    f"{user[r]['allowed']:.2f} {user[r]['refused']:.2f}" for r in user))
+print(f"refused - allowed, medians: user space +{statistics.median(extra_user):.2f} us, "
+      f"kernel +{statistics.median(extra_kernel):.2f} us; refused/allowed in user space "
+      f"{statistics.median(ratio):.2f}x")
+PY

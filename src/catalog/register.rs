@@ -21,6 +21,10 @@ pub struct Tool {
     pub explainer: Explainer<TapeJson>,
     /// The input root as JSON, for hints (property names, allowed values).
     pub schema: Value,
+    /// Whether some schema in `schema` may apply another in place (a key
+    /// `allOf`, `anyOf`, `oneOf`, `then`, `else` or `$ref` anywhere): the
+    /// hints look for the schemas a location has only then.
+    pub applies_in_place: bool,
     /// Whether a call without `arguments` passes (as `{}` would).
     pub accepts_no_arguments: bool,
     /// Arguments mirrored in `Mcp-Param-*` headers.
@@ -92,6 +96,7 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
         name: name.into(),
         input: validator,
         explainer,
+        applies_in_place: applies_in_place(&schema),
         schema,
         accepts_no_arguments,
         header_params,
@@ -99,6 +104,21 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
         output,
         examples,
     })
+}
+
+/// Whether a key that applies a schema in place occurs anywhere in
+/// `schema` (a property of that name too: it only costs the search).
+fn applies_in_place(schema: &Value) -> bool {
+    match schema {
+        Value::Object(members) => members.iter().any(|(key, value)| {
+            matches!(
+                key.as_str(),
+                "allOf" | "anyOf" | "oneOf" | "then" | "else" | "$ref"
+            ) || applies_in_place(value)
+        }),
+        Value::Array(items) => items.iter().any(applies_in_place),
+        _ => false,
+    }
 }
 
 /// Compiles a tool's input root: JSON Schema 2020-12 unless it names its
@@ -176,4 +196,32 @@ fn default_validator(root: &Value, subschema: &Value) -> Option<jsonschema::Vali
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::applies_in_place;
+
+    #[test]
+    fn a_schema_applies_in_place_where_any_of_its_schemas_may() {
+        let flat = json!({"type": "object", "properties": {"a": {"type": "array",
+            "items": {"enum": [{"x": 1}]}}}, "required": ["a"]});
+        assert!(!applies_in_place(&flat));
+        for part in [
+            json!({"allOf": [{}]}),
+            json!({"anyOf": [{}]}),
+            json!({"oneOf": [{}]}),
+            json!({"if": {}, "then": {}}),
+            json!({"if": {}, "else": {}}),
+            json!({"$ref": "#"}),
+        ] {
+            let mut deep = flat.clone();
+            deep["properties"]["a"]["items"] = part.clone();
+            assert!(applies_in_place(&deep), "{part}");
+        }
+        // A property of such a name is read as one (the search only costs).
+        assert!(applies_in_place(&json!({"properties": {"$ref": {}}})));
+    }
 }

@@ -27,14 +27,24 @@ const MAX_COMPARED: usize = 64;
 /// The schemas of `root` that apply at `path`'s parent and at `path`
 /// (parts applied in place included), as far as they can be read without
 /// the instance; gathered in `arena`, as the hint that reads them is. For
-/// the empty path both are the root's.
+/// the empty path both are the root's. `in_place`: whether a schema of
+/// `root` may apply another in place (else each location has one schema,
+/// found without looking at the others' members).
 pub fn schemas_at<'s, 'b>(
     arena: &'b Bump,
     root: &'s Value,
+    in_place: bool,
     path: &[PathToken<'_>],
 ) -> (ArenaVec<'b, &'s Value>, ArenaVec<'b, &'s Value>) {
+    let expand = |schema: &'s Value, out: &mut ArenaVec<'_, &'s Value>| {
+        if in_place {
+            expand(root, schema, out, 0);
+        } else if schema.is_object() {
+            out.push(schema);
+        }
+    };
     let mut here = ArenaVec::with_capacity_in(8, arena);
-    expand(root, root, &mut here, 0);
+    expand(root, &mut here);
     let mut parent = here.clone();
     for token in path {
         // Past a location no schema reaches, the set stays empty.
@@ -51,7 +61,7 @@ pub fn schemas_at<'s, 'b>(
                     .or_else(|| schema.get("items")),
             };
             if let Some(child) = child {
-                expand(root, child, &mut next, 0);
+                expand(child, &mut next);
             }
         }
         parent = std::mem::replace(&mut here, next);
@@ -555,15 +565,57 @@ mod tests {
             PathToken::Key("sku"),
         ];
         let arena = Bump::new();
-        let (parent, here) = schemas_at(&arena, &root, &path);
+        let (parent, here) = schemas_at(&arena, &root, true, &path);
         assert_eq!(first(&here, "maxLength"), Some(&json!(8)));
         // The parent is the line the `$ref` names, not the array's items.
         assert_eq!(parent.len(), 2);
         assert!(first(&parent, "properties").is_some_and(|p| p.get("sku").is_some()));
-        let (parent, here) = schemas_at(&arena, &root, &[]);
+        let (parent, here) = schemas_at(&arena, &root, true, &[]);
         assert!(std::ptr::eq(parent[0], &root) && std::ptr::eq(here[0], &root));
         // Past a location no schema reaches, both stay empty.
-        let (parent, here) = schemas_at(&arena, &root, &[PathToken::Key("x"), PathToken::Key("y")]);
+        let (parent, here) = schemas_at(
+            &arena,
+            &root,
+            true,
+            &[PathToken::Key("x"), PathToken::Key("y")],
+        );
         assert!(parent.is_empty() && here.is_empty());
+    }
+
+    #[test]
+    fn a_schema_that_applies_none_in_place_gives_the_same_schemas_without_the_search() {
+        let root = json!({
+            "type": "object",
+            "properties": {
+                "lines": {"type": "array", "prefixItems": [{"type": "integer"}],
+                    "items": {"properties": {"sku": {"maxLength": 8}}, "additionalProperties": false}},
+                "filters": {"type": "object", "additionalProperties": {"enum": ["a", "b"]}},
+                "flag": true
+            }
+        });
+        let arena = Bump::new();
+        for path in [
+            &[][..],
+            &[PathToken::Key("lines")],
+            &[PathToken::Key("lines"), PathToken::Index(0)],
+            &[
+                PathToken::Key("lines"),
+                PathToken::Index(3),
+                PathToken::Key("sku"),
+            ],
+            &[PathToken::Key("filters"), PathToken::Key("any")],
+            &[PathToken::Key("flag"), PathToken::Key("deeper")],
+            &[PathToken::Key("absent"), PathToken::Index(1)],
+        ] {
+            let searched = schemas_at(&arena, &root, true, path);
+            let plain = schemas_at(&arena, &root, false, path);
+            for (a, b) in [(&searched.0, &plain.0), (&searched.1, &plain.1)] {
+                assert_eq!(a.len(), b.len(), "{path:?}");
+                assert!(
+                    a.iter().zip(b.iter()).all(|(a, b)| std::ptr::eq(*a, *b)),
+                    "{path:?}"
+                );
+            }
+        }
     }
 }

@@ -259,7 +259,12 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
         let path = dotted_in(arena, &tokens);
         let code = tool_error_code(contract_keyword(problem.via.unwrap_or(problem.keyword))).code;
         if problem.keyword != Keyword::Other && self.hints.len() < MAX_HINTS {
-            let (parent, here) = schemas_at(arena, &self.tool.schema, &tokens);
+            let (parent, here) = schemas_at(
+                arena,
+                &self.tool.schema,
+                self.tool.applies_in_place,
+                &tokens,
+            );
             let arguments = self.arguments;
             let hint = hints::hint(
                 arena,
