@@ -250,6 +250,21 @@ fn a_tool_dialect_refusal_of_odd_and_long_keys() {
 }
 
 #[test]
+fn a_tool_dialect_refusal_of_a_call_without_arguments() {
+    // No `arguments` member: explained as `{}` would be.
+    let case = SearchOrders::new();
+    let (headers, body) = tool_call("search_orders", json!({}));
+    let mut message: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    message["params"]
+        .as_object_mut()
+        .unwrap()
+        .remove("arguments");
+    let body = serde_json::to_vec(&message).unwrap();
+    let (allocations, _) = per_refusal(&case.gate, &headers, &body, Reason::InvalidArguments);
+    assert_eq!(allocations, 0);
+}
+
+#[test]
 fn an_unknown_tool() {
     let case = SearchOrders::new();
     let (headers, body) = tool_call("search_order", json!({}));

@@ -96,6 +96,9 @@ pub struct ExplainCost {
 thread_local! {
     /// Kept with its capacity from one refusal to the next.
     static COLLECTOR: RefCell<Collector> = RefCell::new(Collector::with_classes(gate_class, GATES.len()));
+    /// Parses the `{}` a call without `arguments` is explained as, its
+    /// buffers kept: such a refusal allocates no more than another.
+    static EMPTY_ARGUMENTS: RefCell<Parser> = RefCell::new(Parser::default());
 }
 
 fn explain_gates(tool: &Tool, instance: TapeNode<'_>) -> ((Distilled, Gate), ExplainCost) {
@@ -152,7 +155,14 @@ pub fn refuse<R>(
     if let Some(instance) = arguments {
         return with_collector(|collector| refuse_from(tool, instance, arguments, collector, send));
     }
-    let mut parser = Parser::default();
+    EMPTY_ARGUMENTS.with(|parser| match parser.try_borrow_mut() {
+        Ok(mut parser) => refuse_empty(tool, &mut parser, send),
+        Err(_) => refuse_empty(tool, &mut Parser::default(), send),
+    })
+}
+
+/// [`refuse`] for a call without `arguments`, explained as `{}`.
+fn refuse_empty<R>(tool: &Tool, parser: &mut Parser, send: impl FnOnce(&ToolError<'_>) -> R) -> R {
     match parser.parse(b"{}", ParseLimits { max_depth: 1 }) {
         Ok(empty) => {
             with_collector(|collector| refuse_from(tool, empty.root(), None, collector, send))
