@@ -1,7 +1,8 @@
 //! The fast path's two unchecked steps, kept here to be audited together:
 //! finding where a string stops, sixteen bytes at a time (SSE2, which every
 //! x86-64 processor has), and taking the bytes of an ASCII string as text
-//! without checking them again.
+//! without checking them again. The same scan finds, for the writer of
+//! refusals, the next byte a JSON string must escape (`escape_stop`).
 //!
 //! The scan is checked in debug builds against its plain definition; the
 //! text is taken only from bytes this module's own scan found ASCII, and
