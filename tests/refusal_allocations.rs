@@ -121,6 +121,18 @@ fn per_refusal(
     body: &[u8],
     reason: Reason,
 ) -> (usize, usize) {
+    per_refusal_parsing(gate, headers, body, reason, &[])
+}
+
+/// [`per_refusal`] for a refusal that also parses each of `also` (whose
+/// debug builds' checks are left out as the body's are).
+fn per_refusal_parsing(
+    gate: &Gate,
+    headers: &[(String, String)],
+    body: &[u8],
+    reason: Reason,
+    also: &[&[u8]],
+) -> (usize, usize) {
     let mut scratch = Scratch::default();
     let mut refuse = || match gate.check_with(&mut scratch, headers, body) {
         Verdict::Reject(rejection) => {
@@ -137,7 +149,13 @@ fn per_refusal(
             refuse();
         }
     });
-    let (debug_allocations, debug_bytes, debug_reallocations) = debug_checks(body);
+    let (mut debug_allocations, mut debug_bytes, mut debug_reallocations) = debug_checks(body);
+    for parsed in also {
+        let (allocations, bytes, reallocations) = debug_checks(parsed);
+        debug_allocations += allocations;
+        debug_bytes += bytes;
+        debug_reallocations += reallocations;
+    }
     let allocations = allocations - debug_allocations;
     let bytes = bytes - debug_bytes;
     let reallocations = reallocations - debug_reallocations;
@@ -251,7 +269,7 @@ fn a_tool_dialect_refusal_of_odd_and_long_keys() {
 
 #[test]
 fn a_tool_dialect_refusal_of_a_call_without_arguments() {
-    // No `arguments` member: explained as `{}` would be.
+    // No `arguments` member: explained as `{}` would be, which is parsed.
     let case = SearchOrders::new();
     let (headers, body) = tool_call("search_orders", json!({}));
     let mut message: serde_json::Value = serde_json::from_slice(&body).unwrap();
@@ -260,7 +278,13 @@ fn a_tool_dialect_refusal_of_a_call_without_arguments() {
         .unwrap()
         .remove("arguments");
     let body = serde_json::to_vec(&message).unwrap();
-    let (allocations, _) = per_refusal(&case.gate, &headers, &body, Reason::InvalidArguments);
+    let (allocations, _) = per_refusal_parsing(
+        &case.gate,
+        &headers,
+        &body,
+        Reason::InvalidArguments,
+        &[b"{}"],
+    );
     assert_eq!(allocations, 0);
 }
 
