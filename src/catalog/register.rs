@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use super::header_params::{self, HeaderParam};
 use super::keys::KeySet;
-use super::{CatalogOptions, close, subschemas};
+use super::subschemas::{self, Applies};
+use super::{CatalogOptions, close};
 use crate::distill::{ExplainOptions, Explainer, cut_at_echo_bound, formats};
 use crate::parse::{ParseLimits, Parser, TapeJson};
 use crate::reject::dialect::examples_json;
@@ -22,8 +23,8 @@ pub struct Tool {
     /// The input root as JSON, for hints (property names, allowed values).
     pub schema: Value,
     /// Whether some schema in `schema` may apply another in place (a key
-    /// `allOf`, `anyOf`, `oneOf`, `then`, `else` or `$ref` anywhere): the
-    /// hints look for the schemas a location has only then.
+    /// such as `allOf`, `then` or `$ref` anywhere): the hints look for the
+    /// schemas a location has only then.
     pub applies_in_place: bool,
     /// Whether a call without `arguments` passes (as `{}` would).
     pub accepts_no_arguments: bool,
@@ -106,16 +107,20 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
     })
 }
 
-/// Whether a key that applies a schema in place occurs anywhere in
-/// `schema` (a property of that name too: it only costs the search).
+/// Whether a key that applies a schema in place (one the subschema table
+/// says so of, or `$ref`) occurs anywhere in `schema`, at any depth (a
+/// property of that name too: it only costs the search).
 fn applies_in_place(schema: &Value) -> bool {
+    let in_place = |key: &str| {
+        key == "$ref"
+            || subschemas::KEYWORDS
+                .iter()
+                .any(|&(keyword, _, applies)| applies == Applies::InPlace && keyword == key)
+    };
     match schema {
-        Value::Object(members) => members.iter().any(|(key, value)| {
-            matches!(
-                key.as_str(),
-                "allOf" | "anyOf" | "oneOf" | "then" | "else" | "$ref"
-            ) || applies_in_place(value)
-        }),
+        Value::Object(members) => members
+            .iter()
+            .any(|(key, value)| in_place(key) || applies_in_place(value)),
         Value::Array(items) => items.iter().any(applies_in_place),
         _ => false,
     }
@@ -216,6 +221,9 @@ mod tests {
             json!({"if": {}, "then": {}}),
             json!({"if": {}, "else": {}}),
             json!({"$ref": "#"}),
+            // Applied in place though a hint does not follow it: the flag
+            // only has to cover what hints follow.
+            json!({"dependentSchemas": {"b": {}}}),
         ] {
             let mut deep = flat.clone();
             deep["properties"]["a"]["items"] = part.clone();
