@@ -9,7 +9,7 @@
 # Upstreams (fourth argument):
 #   fast     benches/hyper-baseline in its tools-call mode (reads the body,
 #            answers a fixed JSON result; one thread), sent the 516-byte
-#            get_weather call
+#            get_weather call (BODY_BYTES=N: one of N bytes)
 #   node     e2e/upstream.mjs (the official TypeScript SDK server; run
 #            e2e/setup.sh first), sent a call of its `add` tool, which the
 #            gateway learns from the upstream's tools/list at start

@@ -1,14 +1,17 @@
 # Shared by the load benches (sourced from the repository root): the
 # settings from the command line, wrk and the release builds (build.sh), a
 # work folder removed on exit (with the processes in `pids`), the requests
-# a load generator sends (`request`: the valid 516-byte 2026-07-28
-# tools/call as `post`, a valid call of e2e/upstream.mjs's `add` as `add`),
-# a process's CPU ticks, a pinned server's start, one load run, and the
-# one-line summary of a run.
+# a load generator sends (`request`: the valid 2026-07-28 tools/call of
+# BODY_BYTES, 516 by default, as `post`, a valid call of
+# e2e/upstream.mjs's `add` as `add`), a process's CPU ticks, a pinned
+# server's start, one load run, and the one-line summary of a run.
 #
 # Environment:
 #   PIPELINE=N       wrk sends N requests back to back on each connection
 #                    before reading the answers (default 1: no pipelining)
+#   BODY_BYTES=N     the size of `post` (default 516): its `note` string
+#                    grows to fill it, so that the gate's work grows less
+#                    than the bytes every stage copies
 #   LOADGEN=light    load.sh, scaling.sh, auth-load.sh: benches/lightload instead of wrk, each
 #                    connection LIGHT_DEPTH requests deep (default 256),
 #                    its sockets looked at every LIGHT_INTERVAL_MS (default
@@ -70,16 +73,18 @@ open(f"{work}/{name}.headers", "w").write("".join(f"{k}: {v}\n" for k, v in head
 PY
 }
 
-python3 - "$work" <<'PY'
+python3 - "$work" "${BODY_BYTES:-516}" <<'PY'
 import sys
-work = sys.argv[1]
+work, size = sys.argv[1], int(sys.argv[2])
 head = ('{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
         '"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":'
         '{"sampling":{},"elicitation":{"form":{}}},"progressToken":"p-1"},"name":"get_weather","arguments":{"location":"New York",'
         '"units":"metric","days":3,"include":["hourly","alerts"],"rows":[],"note":"')
 tail = '"}}}'
-body = head + "n" * (516 - len(head) - len(tail)) + tail
-assert len(body) == 516
+if size < len(head) + len(tail):
+    sys.exit(f"BODY_BYTES must be at least {len(head) + len(tail)}")
+body = head + "n" * (size - len(head) - len(tail)) + tail
+assert len(body) == size
 open(f"{work}/post.body", "w").write(body)
 # A call of e2e/upstream.mjs's `add` (gateway-load.sh's node upstream).
 open(f"{work}/add.body", "w").write(head.split('"name":"get_weather"')[0] + '"name":"add","arguments":{"a":1,"b":2}}}')
