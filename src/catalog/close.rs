@@ -22,7 +22,7 @@
 
 use serde_json::{Map, Value};
 
-use super::subschemas::{Applies, Holds, KEYWORDS, MAX_DEPTH, resolve};
+use super::subschemas::{Applies, Holds, KEYWORDS, MAX_DEPTH, in_place, resolve};
 
 /// Keywords that make a schema a composition of parts applied in place.
 const COMPOSING: [&str; 8] = [
@@ -310,26 +310,7 @@ fn declares_properties(object: &Map<String, Value>, root: &Value, depth: usize) 
             .as_object()
             .is_some_and(|o| declares_properties(o, root, depth + 1))
     };
-    for keyword in ["allOf", "anyOf", "oneOf"] {
-        if object
-            .get(keyword)
-            .and_then(Value::as_array)
-            .is_some_and(|list| list.iter().any(part))
-        {
-            return true;
-        }
-    }
-    if ["then", "else"]
-        .iter()
-        .any(|k| object.get(*k).is_some_and(part))
-    {
-        return true;
-    }
-    if object
-        .get("dependentSchemas")
-        .and_then(Value::as_object)
-        .is_some_and(|map| map.values().any(part))
-    {
+    if in_place(object).any(part) {
         return true;
     }
     object

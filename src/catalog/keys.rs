@@ -9,7 +9,7 @@ use rustc_hash::{FxHashMap, FxHasher};
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::subschemas::resolve;
+use super::subschemas::{in_place, resolve};
 use crate::distill::TypeMask;
 use crate::parse::{SHORT_LIST, same_text};
 
@@ -92,22 +92,7 @@ impl KeySet {
         if depth >= MAX_PART_DEPTH {
             return;
         }
-        let mut parts: SmallVec<[&Value; 8]> = SmallVec::new();
-        for keyword in ["allOf", "anyOf", "oneOf"] {
-            parts.extend(
-                part.get(keyword)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten(),
-            );
-        }
-        parts.extend(["then", "else"].iter().filter_map(|k| part.get(*k)));
-        parts.extend(
-            part.get("dependentSchemas")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flat_map(|m| m.values()),
-        );
+        let mut parts: SmallVec<[&Value; 8]> = in_place(part).collect();
         parts.extend(
             part.get("$ref")
                 .and_then(Value::as_str)

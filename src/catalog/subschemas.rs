@@ -1,7 +1,7 @@
 //! Where a JSON Schema 2020-12 document holds subschemas: one table of the
 //! keywords, and a walk over every subschema with its pointer.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// How a keyword holds subschemas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +119,23 @@ fn walk_from<'s>(at: &Visit<'s>, depth: usize, visit: &mut impl FnMut(&Visit<'s>
     }
 }
 
+/// The subschemas `schema` applies in place (`allOf`'s, `then`, ...; not
+/// `$ref`'s target, which takes resolving), in the table's order.
+pub fn in_place(schema: &Map<String, Value>) -> impl Iterator<Item = &Value> {
+    KEYWORDS
+        .iter()
+        .filter(|(_, _, applies)| *applies == Applies::InPlace)
+        .filter_map(|(keyword, holds, _)| Some((schema.get(*keyword)?, *holds)))
+        .flat_map(|(value, holds)| {
+            let one = (holds == Holds::One).then_some(value);
+            let list = value.as_array().filter(|_| holds == Holds::List);
+            let map = value.as_object().filter(|_| holds == Holds::Map);
+            one.into_iter()
+                .chain(list.into_iter().flatten())
+                .chain(map.into_iter().flat_map(Map::values))
+        })
+}
+
 /// A pointer token for `name`.
 pub fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
@@ -134,6 +151,24 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn in_place_gives_the_parts_applied_in_place_in_table_order() {
+        let schema = json!({
+            "$ref": "#/$defs/r",
+            "else": {"title": "else"},
+            "properties": {"p": {"title": "child"}},
+            "dependentSchemas": {"d": {"title": "dependent"}},
+            "allOf": [{"title": "all 0"}, {"title": "all 1"}],
+            "not": {"title": "aside"},
+            "anyOf": {"title": "not a list"},
+            "then": {"title": "then"},
+        });
+        let titles: Vec<&str> = in_place(schema.as_object().unwrap())
+            .map(|part| part["title"].as_str().unwrap())
+            .collect();
+        assert_eq!(titles, ["all 0", "all 1", "then", "else", "dependent"]);
+    }
 
     #[test]
     fn the_walk_sees_every_subschema_and_the_properties_chain() {
