@@ -22,19 +22,15 @@
 
 use serde_json::{Map, Value};
 
-use super::subschemas::{Applies, Holds, KEYWORDS, MAX_DEPTH, in_place, resolve};
+use super::subschemas::{Applies, Holds, KEYWORDS, MAX_DEPTH, applies_in_place, in_place, resolve};
 
-/// Keywords that make a schema a composition of parts applied in place.
-const COMPOSING: [&str; 8] = [
-    "$ref",
-    "$dynamicRef",
-    "allOf",
-    "anyOf",
-    "oneOf",
-    "then",
-    "else",
-    "dependentSchemas",
-];
+/// Whether `object` is a composition of parts applied in place: it holds a
+/// reference or a keyword the subschema table says applies in place.
+fn composes(object: &Map<String, Value>) -> bool {
+    object
+        .keys()
+        .any(|key| matches!(key.as_str(), "$ref" | "$dynamicRef") || applies_in_place(key))
+}
 
 /// Where closed twins of shared definitions are kept in the root.
 const TWINS_IN: &str = "$defs";
@@ -141,7 +137,7 @@ fn close_node(node: &mut Value, root: &Value, partial: bool, depth: usize, twins
     {
         return;
     }
-    if COMPOSING.iter().any(|k| object.contains_key(*k)) {
+    if composes(object) {
         if declares_properties(object, root, 0) && !close_the_one_part(object, root, twins) {
             object.insert("unevaluatedProperties".into(), Value::Bool(false));
         }
@@ -260,10 +256,8 @@ const PART_EVALUATES: [&str; 11] = [
 /// `additionalProperties: false` on it refuses what the site would.
 fn closes_alone(part: &Map<String, Value>) -> bool {
     (part.contains_key("properties") || part.contains_key("patternProperties"))
-        && !COMPOSING
-            .iter()
-            .chain(PART_EVALUATES.iter())
-            .any(|k| part.contains_key(*k))
+        && !composes(part)
+        && !PART_EVALUATES.iter().any(|k| part.contains_key(*k))
 }
 
 /// Whether anything inside sets a base URI or an anchor a copy would

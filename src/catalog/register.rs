@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::header_params::{self, HeaderParam};
 use super::keys::KeySet;
-use super::subschemas::{self, Applies};
+use super::subschemas;
 use super::{CatalogOptions, close};
 use crate::distill::{ExplainOptions, Explainer, cut_at_echo_bound, formats};
 use crate::parse::{ParseLimits, Parser, TapeJson};
@@ -111,12 +111,7 @@ pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, St
 /// says so of, or `$ref`) occurs anywhere in `schema`, at any depth (a
 /// property of that name too: it only costs the search).
 fn applies_in_place(schema: &Value) -> bool {
-    let in_place = |key: &str| {
-        key == "$ref"
-            || subschemas::KEYWORDS
-                .iter()
-                .any(|&(keyword, _, applies)| applies == Applies::InPlace && keyword == key)
-    };
+    let in_place = |key: &str| key == "$ref" || subschemas::applies_in_place(key);
     match schema {
         Value::Object(members) => members
             .iter()

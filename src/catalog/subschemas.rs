@@ -119,6 +119,14 @@ fn walk_from<'s>(at: &Visit<'s>, depth: usize, visit: &mut impl FnMut(&Visit<'s>
     }
 }
 
+/// Whether `keyword` holds subschemas applied in place (the table's
+/// `InPlace` rows; references are the caller's to add).
+pub fn applies_in_place(keyword: &str) -> bool {
+    KEYWORDS
+        .iter()
+        .any(|&(name, _, applies)| applies == Applies::InPlace && name == keyword)
+}
+
 /// The subschemas `schema` applies in place (`allOf`'s, `then`, ...; not
 /// `$ref`'s target, which takes resolving), in the table's order.
 pub fn in_place(schema: &Map<String, Value>) -> impl Iterator<Item = &Value> {
@@ -168,6 +176,18 @@ mod tests {
             .map(|part| part["title"].as_str().unwrap())
             .collect();
         assert_eq!(titles, ["all 0", "all 1", "then", "else", "dependent"]);
+        let mut applying: Vec<&str> = schema
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .filter(|key| applies_in_place(key))
+            .collect();
+        applying.sort_unstable();
+        assert_eq!(
+            applying,
+            ["allOf", "anyOf", "dependentSchemas", "else", "then"]
+        );
     }
 
     #[test]
