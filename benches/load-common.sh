@@ -3,7 +3,8 @@
 # work folder removed on exit (with the processes in `pids`), the requests
 # a load generator sends (`request`: the valid 2026-07-28 tools/call of
 # BODY_BYTES, 516 by default, as `post`, a valid call of
-# e2e/upstream.mjs's `add` as `add`), a process's CPU ticks, a pinned
+# e2e/upstream.mjs's `add` as `add`; `search_orders_requests`: a catalog
+# tool's valid and refused calls), a process's CPU ticks, a pinned
 # server's start, one load run, and the one-line summary of a run.
 #
 # Environment:
@@ -91,6 +92,36 @@ open(f"{work}/add.body", "w").write(head.split('"name":"get_weather"')[0] + '"na
 PY
 request post get_weather "$work/post.body"
 request add add "$work/add.body"
+
+# search_orders_requests: the requests `allowed` and `refused` (see
+# `request`): a valid tools/call of `search_orders` from
+# tests/catalog/tools.json (10 properties, formats, a pattern, an
+# x-mcp-header), and the same call with two wrong values (a string for the
+# integer `pageSize`, a status outside the enum), for a server started
+# with that catalog.
+search_orders_requests() {
+    python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "bench-client", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {"form": {}}},
+        "progressToken": "p-1"}
+arguments = {"marketplaceIds": ["ATVPDKIKX0DER", "A2EUQ1WTGCTBG2"], "region": "NA",
+             "createdAfter": "2026-01-01T00:00:00Z", "createdBefore": "2026-02-01T00:00:00Z",
+             "statuses": ["Pending", "Shipped"], "buyerEmail": "buyer@example.com",
+             "filters": {"minTotal": 10.5, "currency": "USD", "fulfillment": "AFN"},
+             "pageSize": 50, "nextToken": "abc", "includeItems": True}
+def call(arguments):
+    return json.dumps({"jsonrpc": "2.0", "id": "call-1", "method": "tools/call",
+                       "params": {"_meta": meta, "name": "search_orders", "arguments": arguments}},
+                      separators=(",", ":"))
+open(f"{work}/allowed.body", "w").write(call(arguments))
+open(f"{work}/refused.body", "w").write(call(dict(arguments, pageSize="fifty", statuses=["Pending", "Open"])))
+PY
+    request allowed search_orders "$work/allowed.body" "Mcp-Param-Region: NA"
+    request refused search_orders "$work/refused.body" "Mcp-Param-Region: NA"
+}
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 

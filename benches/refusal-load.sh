@@ -26,27 +26,7 @@ if [ "$LOADGEN" = light ]; then
     exit 2
 fi
 
-python3 - "$work" <<'PY'
-import json, sys
-work = sys.argv[1]
-meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "bench-client", "version": "1.0.0"},
-        "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {"form": {}}},
-        "progressToken": "p-1"}
-arguments = {"marketplaceIds": ["ATVPDKIKX0DER", "A2EUQ1WTGCTBG2"], "region": "NA",
-             "createdAfter": "2026-01-01T00:00:00Z", "createdBefore": "2026-02-01T00:00:00Z",
-             "statuses": ["Pending", "Shipped"], "buyerEmail": "buyer@example.com",
-             "filters": {"minTotal": 10.5, "currency": "USD", "fulfillment": "AFN"},
-             "pageSize": 50, "nextToken": "abc", "includeItems": True}
-def call(arguments):
-    return json.dumps({"jsonrpc": "2.0", "id": "call-1", "method": "tools/call",
-                       "params": {"_meta": meta, "name": "search_orders", "arguments": arguments}},
-                      separators=(",", ":"))
-open(f"{work}/allowed.body", "w").write(call(arguments))
-open(f"{work}/refused.body", "w").write(call(dict(arguments, pageSize="fifty", statuses=["Pending", "Open"])))
-PY
-request allowed search_orders "$work/allowed.body" "Mcp-Param-Region: NA"
-request refused search_orders "$work/refused.body" "Mcp-Param-Region: NA"
+search_orders_requests
 
 read -r gate_pid gate_addr < <(start 0 mcpgate "$MCPGATE_BIN" serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER" \
     --catalog tests/catalog/tools.json)
