@@ -29,8 +29,8 @@ pub struct ServeArgs {
     /// Worker threads, one runtime and listener each [default: cores].
     #[arg(long, env = "MCPGATE_WORKERS")]
     pub workers: Option<String>,
-    /// `epoll` or `uring` [default: uring with --upstream where the kernel
-    /// offers it, else epoll].
+    /// `epoll` or `uring` [default: uring where the kernel offers it, else
+    /// epoll].
     #[arg(long, env = "MCPGATE_IO_DRIVER")]
     pub io_driver: Option<String>,
     /// Path of the MCP endpoint [default: /mcp].
@@ -624,8 +624,7 @@ impl Settings {
             }
             server.upstream = Some(std::sync::Arc::new(upstream));
         }
-        server.io_driver =
-            driver.unwrap_or_else(|| IoDriver::default_for(server.upstream.is_some()));
+        server.io_driver = driver.unwrap_or_else(IoDriver::default_here);
         let oauth = oauth_config(args, file_oauth)?;
         if oauth.is_some() && !wire.bearer_tokens.is_empty() {
             return Err(error(
@@ -904,7 +903,6 @@ mod tests {
         assert_eq!(settings.gate.body_limit, settings.server.body_limit);
         assert!(settings.wire.bearer_tokens.is_empty());
         assert!(settings.server.upstream.is_none());
-        assert_eq!(settings.server.io_driver, IoDriver::Epoll);
         assert!(!settings.bench_noop_route);
     }
 
@@ -937,18 +935,21 @@ mod tests {
     }
 
     #[test]
-    fn a_gateway_defaults_to_io_uring_where_the_kernel_offers_it() {
+    fn the_driver_defaults_to_io_uring_where_the_kernel_offers_it() {
         let gateway = ServeArgs {
             upstream: Some("http://127.0.0.1:9001/mcp".into()),
             ..ServeArgs::default()
         };
-        let settings = Settings::build(&gateway, FileSettings::default()).unwrap();
         let expected = if IoDriver::uring_offered() {
             IoDriver::Uring
         } else {
             IoDriver::Epoll
         };
-        assert_eq!(settings.server.io_driver, expected);
+        // The verdict service and a gateway alike.
+        for args in [&ServeArgs::default(), &gateway] {
+            let settings = Settings::build(args, FileSettings::default()).unwrap();
+            assert_eq!(settings.server.io_driver, expected);
+        }
         // A driver that is set wins, from a flag or from the file.
         let epoll = ServeArgs {
             io_driver: Some("epoll".into()),

@@ -285,14 +285,13 @@ pub enum IoDriver {
 }
 
 impl IoDriver {
-    /// The driver when none is set. In front of an upstream, io_uring where
-    /// it is offered here: a forwarded request costs less gateway CPU on it
-    /// than on epoll (benches/README.md, "Through the gateway"). Otherwise
-    /// epoll, which served the verdict service, as deployed, with less CPU
-    /// per request than io_uring (benches/README.md, "The server, one
-    /// worker").
-    pub fn default_for(forwarding: bool) -> IoDriver {
-        if forwarding && Self::uring_offered() {
+    /// The driver when none is set: io_uring where it is offered here,
+    /// else epoll. On io_uring a forwarded request costs less gateway CPU
+    /// (benches/README.md, "Through the gateway"), and a verdict less
+    /// server CPU, on one worker and on two sharing their cores
+    /// (benches/README.md, "Which driver").
+    pub fn default_here() -> IoDriver {
+        if Self::uring_offered() {
             IoDriver::Uring
         } else {
             IoDriver::Epoll
@@ -303,11 +302,7 @@ impl IoDriver {
     /// worker's runtime on it can be built here (a sandbox may refuse the
     /// ring, an old kernel's locked-memory limit its size).
     pub fn uring_offered() -> bool {
-        monoio::utils::detect_uring()
-            && monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
-                .enable_timer()
-                .build()
-                .is_ok()
+        monoio::utils::detect_uring() && runtime::uring_runtime().is_ok()
     }
 }
 

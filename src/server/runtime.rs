@@ -243,6 +243,28 @@ fn bind_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     Ok(socket.into())
 }
 
+/// A worker's io_uring runtime. Its ring posts completions when the
+/// worker next enters the kernel (`IORING_SETUP_COOP_TASKRUN`) instead of
+/// interrupting the worker to post each one: a worker enters the kernel at
+/// every turn anyway, so the interruptions only cost it, most where workers
+/// share their cores (`benches/README.md`, "Which driver"). A kernel older
+/// than 5.19 refuses the flag; the ring is then built without it.
+pub(super) fn uring_runtime()
+-> io::Result<monoio::Runtime<monoio::time::TimeDriver<monoio::IoUringDriver>>> {
+    let build = |ring: io_uring::Builder| {
+        monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
+            .uring_builder(ring)
+            .enable_timer()
+            .build()
+    };
+    let mut cooperative = io_uring::IoUring::builder();
+    cooperative.setup_coop_taskrun();
+    match build(cooperative) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => build(io_uring::IoUring::builder()),
+        built => built,
+    }
+}
+
 fn uring_unavailable(e: io::Error) -> io::Error {
     io::Error::new(
         e.kind(),
@@ -266,9 +288,7 @@ struct WorkerStart<S> {
 fn run_worker<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
     match start.driver {
         IoDriver::Uring => {
-            let rt = monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
-                .enable_timer()
-                .build();
+            let rt = uring_runtime();
             match rt {
                 Ok(mut rt) => rt.block_on(worker_main(start)),
                 Err(e) => {
