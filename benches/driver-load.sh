@@ -57,7 +57,7 @@ for line in """$results""".strip().splitlines():
     round_, driver, name, rps, p50, p99, errors, cpu, _gen = line.split()
     print(f"{round_:<7}{driver:<8}{name:<9}{rps:>9}{p50:>9}{p99:>9}{errors:>9}{cpu:>12}")
     rows.setdefault((driver, name), []).append((float(rps), float(cpu)))
-median = lambda xs: statistics.median(xs)
+median = statistics.median
 for name in ("two", "allowed", "refused"):
     e, u = rows[("epoll", name)], rows[("uring", name)]
     rps = [median(x[0] for x in v) for v in (e, u)]
