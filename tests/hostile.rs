@@ -347,6 +347,39 @@ fn malformed_and_over_long_chunk_sizes_are_refused() {
 }
 
 #[test]
+fn a_chunked_http_1_0_request_is_refused_and_nothing_after_it_is_served() {
+    // HTTP/1.0 has no transfer coding (RFC 9112, 6.1): a peer that framed
+    // this body as 1.0 bytes would take the chunk lines, and the request
+    // behind them, for something else than the gateway does.
+    let hostile = Hostile::start();
+    let message = tools_call(json!(1), "echo", json!({"text": "hi"}));
+    let body = serde_json::to_vec(&message).unwrap();
+    let mut raw = format!(
+        "POST /validate HTTP/1.0\r\nHost: t\r\nConnection: keep-alive\r\n{CLIENT_HEADERS}\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n\
+         Transfer-Encoding: chunked\r\n\r\n{:x}\r\n",
+        body.len()
+    )
+    .into_bytes();
+    raw.extend_from_slice(&body);
+    raw.extend_from_slice(b"\r\n0\r\n\r\n");
+    raw.extend_from_slice(&request(&message));
+    let mut stream = hostile.server.connect();
+    stream.write_all(&raw).unwrap();
+    let answer = read_answer(&mut stream);
+    assert_error(&answer, 400, -32600, Value::Null, "chunked HTTP/1.0");
+    assert_eq!(answer.header("Connection"), Some("close"));
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    assert!(
+        rest.is_empty(),
+        "an answer after the refusal: {:?}",
+        String::from_utf8_lossy(&rest)
+    );
+    hostile.finish();
+}
+
+#[test]
 fn nesting_100000_deep_is_refused_without_exhausting_the_stack() {
     let hostile = Hostile::start();
     let depth = 100_000;

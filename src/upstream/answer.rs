@@ -141,6 +141,10 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, Malformed> {
         // Proxies in front of the gateway must not hold events back.
         headers.extend_from_slice(b"X-Accel-Buffering: no\r\n");
     }
+    // HTTP/1.0 has no transfer coding (RFC 9112, 6.1): its framing is
+    // faulty, so the answer is relayed as decoded and the connection is
+    // not used again, whatever the upstream said of keeping it.
+    close |= chunked && version == 0;
     let framing = if status == 204 || status == 304 {
         BodyFraming::None
     } else if chunked {
@@ -373,6 +377,15 @@ mod tests {
             head("HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         assert_eq!(h.framing, BodyFraming::None);
         assert!(!h.keep_alive);
+        let (h, _) =
+            head("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n");
+        assert_eq!(h.framing, BodyFraming::Chunked);
+        assert!(
+            !h.keep_alive,
+            "a chunked HTTP/1.0 answer is the connection's last"
+        );
+        let (h, _) = head("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n");
+        assert!(h.keep_alive);
         assert!(matches!(
             parse_head(b"HTTP/1.1 100 Continue\r\n\r\n"),
             Ok(Parsed::Interim(25))

@@ -102,7 +102,12 @@ pub(crate) fn with_head<R>(
             expect_continue |= trim(h.value).eq_ignore_ascii_case(b"100-continue");
         }
     }
-    if transfer_encoding && content_length.is_some() {
+    // Either framing alone, never both; and no transfer coding on
+    // HTTP/1.0, which has none (RFC 9112, 6.1: its framing is faulty).
+    // A sender or a proxy before us that took such a body by its length,
+    // or as unframed 1.0 bytes, would read the next request where this one
+    // decodes a chunk, so the two sides would disagree on where each ends.
+    if transfer_encoding && (content_length.is_some() || http10) {
         return Err(HttpError::BadRequest);
     }
     check_fields(req.headers, http10).map_err(HttpError::Field)?;
@@ -658,6 +663,8 @@ mod tests {
             b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
             b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
             b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 1,1\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
