@@ -1011,6 +1011,38 @@ fn assert_refused(answer: &Answer, header: Option<&str>, case: &str) {
 }
 
 #[test]
+fn a_body_declared_in_a_charset_other_than_utf_8_is_refused_and_never_forwarded() {
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &[]);
+    // `é` is two bytes in UTF-8: an upstream reading them in the declared
+    // Latin-1 would see two characters, arguments other than those checked.
+    let message = tools_call(json!(1), "echo", json!({"text": "charset-é"}));
+    let body = serde_json::to_vec(&message).unwrap();
+    let with_type = |content_type: &str| {
+        post(
+            "/mcp",
+            &modern_headers(&message),
+            &body,
+            &format!(
+                "Content-Type: {content_type}\r\nAccept: application/json, text/event-stream\r\n"
+            ),
+        )
+    };
+    for declared in [
+        "application/json; charset=iso-8859-1",
+        "application/json;charset=\"utf-16\"",
+    ] {
+        let answer = server.send(&with_type(declared));
+        assert_eq!(answer.status, 415, "{declared}");
+        assert_eq!(answer.json()["error"]["code"], -32600, "{declared}");
+    }
+    assert_eq!(upstream.bodies_containing("charset-"), 0);
+    let answer = server.send(&with_type("application/json; charset=UTF-8"));
+    assert_eq!(answer.status, 200);
+    assert_eq!(upstream.bodies_containing("charset-"), 1);
+}
+
+#[test]
 fn a_repeated_or_joined_singleton_header_is_refused_and_never_forwarded() {
     let upstream = Upstream::start(echo_ids());
     let server = gateway(&upstream.url(), &[]);

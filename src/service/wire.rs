@@ -176,8 +176,33 @@ fn media_type(value: &[u8]) -> &[u8] {
         .trim_ascii()
 }
 
+/// `application/json`, with any parameters but a `charset` other than
+/// UTF-8. The gate reads the body as UTF-8, as JSON is (RFC 8259, 8.1); an
+/// upstream honouring another declared charset would read other strings
+/// than the ones checked (`é` read as Latin-1 is two characters: another
+/// length, another enum member). A `;` inside a quoted parameter value
+/// splits it here: at worst a charset-like tail refuses a type that was
+/// fine, never the other way.
 fn is_json_media_type(value: &[u8]) -> bool {
-    media_type(value).eq_ignore_ascii_case(b"application/json")
+    let mut parts = value.split(|&b| b == b';');
+    let media = parts.next().unwrap_or_default().trim_ascii();
+    media.eq_ignore_ascii_case(b"application/json")
+        && parts.all(|parameter| {
+            let (name, value) = match parameter.iter().position(|&b| b == b'=') {
+                Some(at) => (&parameter[..at], &parameter[at + 1..]),
+                None => (parameter, &b""[..]),
+            };
+            !name.trim_ascii().eq_ignore_ascii_case(b"charset")
+                || unquoted(value.trim_ascii()).eq_ignore_ascii_case(b"utf-8")
+        })
+}
+
+/// A parameter value without the quotes of a quoted string.
+fn unquoted(value: &[u8]) -> &[u8] {
+    value
+        .strip_prefix(b"\"")
+        .and_then(|inner| inner.strip_suffix(b"\""))
+        .unwrap_or(value)
 }
 
 fn accepts_sse(value: &[u8]) -> bool {
@@ -294,16 +319,34 @@ mod tests {
     }
 
     #[test]
-    fn content_type_must_be_json_with_any_parameters() {
+    fn content_type_must_be_json_in_utf_8_with_any_other_parameters() {
         let policy = WirePolicy::default();
         let mut h = headers(&GOOD);
-        h[0].1 = "application/json; charset=utf-8".into();
-        assert_eq!(policy.check(h.as_slice()), Ok(()));
-        h[0].1 = "text/plain".into();
-        assert_eq!(
-            policy.check(h.as_slice()).unwrap_err().reason,
-            Reason::UnsupportedMediaType
-        );
+        for fine in [
+            "application/json; charset=utf-8",
+            "Application/JSON;Charset=\"UTF-8\"",
+            "application/json; x=\"a,b\"; charset = utf-8",
+            "application/json;profile=mcp",
+        ] {
+            h[0].1 = fine.into();
+            assert_eq!(policy.check(h.as_slice()), Ok(()), "{fine}");
+        }
+        for refused in [
+            "text/plain",
+            "application/json; charset=iso-8859-1",
+            "application/json; charset=utf-16",
+            "application/json; charset=\"latin1\"",
+            "application/json; charset=utf-8; charset=windows-1252",
+            "application/json; charset",
+            "application/jsonx",
+        ] {
+            h[0].1 = refused.into();
+            assert_eq!(
+                policy.check(h.as_slice()).unwrap_err().reason,
+                Reason::UnsupportedMediaType,
+                "{refused}"
+            );
+        }
         h.remove(0);
         assert_eq!(
             policy.check(h.as_slice()).unwrap_err().reason,
