@@ -205,6 +205,54 @@ fn a_body_version_that_differs_from_the_header_is_a_header_mismatch() {
 }
 
 #[test]
+fn mirrored_headers_sent_on_a_2025_lane_are_held_to_the_body_but_not_required() {
+    // The 2025 revisions have no `Mcp-Method`/`Mcp-Name`; one sent anyway
+    // is what an intermediary behind the gateway may route or authorize by.
+    let gate = gate();
+    let legacy_call = json!({"jsonrpc":"2.0","id":21,"method":"tools/call",
+        "params":{"name":"delete_file","arguments":{}}});
+    let body = serde_json::to_vec(&legacy_call).unwrap();
+    let with = |extra: &[(&str, &str)]| {
+        let mut headers = legacy_headers();
+        headers.extend(extra.iter().map(|&(n, v)| (n.to_owned(), v.to_owned())));
+        headers
+    };
+    for (extra, header, expected, received) in [
+        (
+            &[("Mcp-Method", "tools/list")][..],
+            "Mcp-Method",
+            "tools/call",
+            "tools/list",
+        ),
+        (
+            &[("Mcp-Method", "tools/call"), ("Mcp-Name", "read_file")],
+            "Mcp-Name",
+            "delete_file",
+            "read_file",
+        ),
+    ] {
+        let answer = reject_body(&gate.check(with(extra).as_slice(), &body));
+        assert_eq!(answer["error"]["code"], json!(-32020), "{extra:?}");
+        assert_eq!(
+            answer["error"]["data"],
+            json!({"header": header, "expected": expected, "received": received})
+        );
+        assert_eq!(answer["id"], json!(21));
+    }
+    for extra in [
+        &[][..],
+        &[("Mcp-Method", "tools/call")],
+        &[("Mcp-Method", "tools/call"), ("Mcp-Name", "delete_file")],
+    ] {
+        let verdict = gate.check(with(extra).as_slice(), &body);
+        assert!(
+            matches!(verdict, Verdict::Allow(_)),
+            "{extra:?}: {verdict:?}"
+        );
+    }
+}
+
+#[test]
 fn a_base64_mcp_name_is_decoded_before_comparison() {
     let gate = gate();
     let message = tools_call(json!(1), "tööl_unicode", json!({}));

@@ -1,9 +1,14 @@
-//! Stage 5 (modern lane): the headers that mirror the body must equal it.
-//! `Mcp-Method` on every request (and on a notification that sends it),
-//! `Mcp-Name` on `tools/call` and `prompts/get` (`params.name`) and
-//! `resources/read` (`params.uri`). Values may use the sentinel
-//! `=?base64?…?=` (markers case-sensitive) and are decoded before the
-//! comparison.
+//! Stage 5: the headers that mirror the body must equal it. `Mcp-Method`
+//! on every request (and on a notification that sends it), `Mcp-Name` on
+//! `tools/call` and `prompts/get` (`params.name`) and `resources/read`
+//! (`params.uri`). Values may use the sentinel `=?base64?…?=` (markers
+//! case-sensitive) and are decoded before the comparison.
+//!
+//! The modern lane requires them on requests. The 2025 revisions do not
+//! have them, but one sent there is still held to the body: the headers
+//! exist so that intermediaries can route and authorize without reading
+//! the body, and one behind the gateway would otherwise act on a header
+//! the body contradicts.
 
 use std::borrow::Cow;
 
@@ -67,16 +72,19 @@ pub fn named<'p>(message: &Classified<'p>) -> Option<TapeNode<'p>> {
     }
 }
 
-/// `named` is what [`named`] gives for `message`.
+/// `named` is what [`named`] gives for `message`; `lane_requires`: the
+/// message's lane requires the headers (the modern lane) rather than only
+/// holding the ones sent to the body.
 pub fn check<'a>(
     message: &Classified<'a>,
     named: Option<TapeNode<'a>>,
     headers: &'a (impl RequestHeaders + ?Sized),
+    lane_requires: bool,
 ) -> Result<(), Mismatch<'a>> {
     let Some(method) = message.method else {
         return Ok(());
     };
-    let required = message.kind == Kind::Request;
+    let required = lane_requires && message.kind == Kind::Request;
     compare(
         names::METHOD,
         method,

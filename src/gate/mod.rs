@@ -396,9 +396,7 @@ impl Gate {
         // The member `Mcp-Name` mirrors (a `tools/call`'s `params.name`),
         // looked up once for the binding and value phases.
         let named = binding::named(&message);
-        if revision.lane() == Lane::Modern {
-            self.binding_phase(headers, &message, named)?;
-        }
+        self.binding_phase(headers, &message, named, revision.lane() == Lane::Modern)?;
         let (method, root) = self.dispatch_phase(revision, &message)?;
         self.schema_phase(root, document.root(), &message, named)?;
         let (watch, normalized) = match (message.kind, method) {
@@ -661,8 +659,9 @@ impl Gate {
         headers: &'a (impl RequestHeaders + ?Sized),
         message: &Classified<'a>,
         named: Option<TapeNode<'a>>,
+        lane_requires: bool,
     ) -> Result<(), Rejection> {
-        match binding::check(message, named, headers) {
+        match binding::check(message, named, headers, lane_requires) {
             Ok(()) => Ok(()),
             Err(mismatch) => Err(self.refuse_mismatch(Reason::HeaderMismatch, message, &mismatch)),
         }
