@@ -602,6 +602,43 @@ fn assert_no_long_run(answer: &Value, sent: &str) {
 }
 
 #[test]
+fn mcp_param_headers_sent_on_a_2025_lane_are_held_to_the_arguments_but_not_required() {
+    let gate = gate();
+    let message = json!({"jsonrpc":"2.0","id":"l-1","method":"tools/call",
+        "params":{"name":"get_account","arguments":{"accountId": 42}}});
+    let body = serde_json::to_vec(&message).unwrap();
+    let with = |extra: &[(&str, &str)]| {
+        let mut headers = legacy_headers();
+        headers.extend(extra.iter().map(|&(n, v)| (n.to_owned(), v.to_owned())));
+        gate.check(headers.as_slice(), &body)
+    };
+    assert!(matches!(with(&[]), Verdict::Allow(_)));
+    assert!(matches!(
+        with(&[("Mcp-Param-Account-Id", "42")]),
+        Verdict::Allow(_)
+    ));
+    for (extra, data) in [
+        (
+            ("Mcp-Param-Account-Id", "7"),
+            json!({"header": "Mcp-Param-Account-Id", "expected": "42", "received": "7"}),
+        ),
+        (
+            ("Mcp-Param-Verbose", "true"),
+            json!({"header": "Mcp-Param-Verbose", "received": "true"}),
+        ),
+    ] {
+        let (reason, status, answer) = refused(with(&[extra]));
+        assert_eq!(
+            (reason, status),
+            (Reason::ParamHeaderMismatch, 400),
+            "{answer}"
+        );
+        assert_eq!(answer["error"]["data"], data);
+        assert_eq!(answer["id"], "l-1");
+    }
+}
+
+#[test]
 fn mcp_param_headers_must_mirror_the_annotated_arguments() {
     let gate = gate();
     let arguments = json!({"accountId": 42, "verbose": false, "owner": {"team": "ops"}});

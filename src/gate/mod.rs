@@ -882,9 +882,12 @@ impl Gate {
                 )
             }));
         }
-        if revision.lane() == Lane::Modern
-            && let Err(mismatch) = value::params::check(&tool.header_params, arguments, headers)
-        {
+        if let Err(mismatch) = value::params::check(
+            &tool.header_params,
+            arguments,
+            headers,
+            revision.lane() == Lane::Modern,
+        ) {
             return Err(self.refuse_mismatch(Reason::ParamHeaderMismatch, message, &mismatch));
         }
         Ok(Valued::Allowed {

@@ -3,7 +3,10 @@
 //! exactly when the argument is there and not null, and must equal it
 //! after base64-sentinel decoding: strings byte for byte, integers
 //! numerically (`42` and `42.0` agree), booleans as `true`/`false`.
-//! `Mcp-Param-*` headers no annotation names pass untouched.
+//! `Mcp-Param-*` headers no annotation names pass untouched. On the 2025
+//! lanes, which do not have these headers, the ones a client sends are
+//! held to the body all the same, but none is required (as for
+//! `Mcp-Name`: see `binding`).
 
 use std::borrow::Cow;
 
@@ -12,11 +15,13 @@ use super::super::headers::RequestHeaders;
 use crate::catalog::header_params::HeaderParam;
 use crate::parse::{NodeKind, TapeNode};
 
-/// Checks every annotated argument of a call against its header.
+/// Checks every annotated argument of a call against its header;
+/// `lane_requires`: an argument's header must be there (the modern lane).
 pub fn check<'a>(
     params: &'a [HeaderParam],
     arguments: Option<TapeNode<'a>>,
     headers: &'a (impl RequestHeaders + ?Sized),
+    lane_requires: bool,
 ) -> Result<(), Mismatch<'a>> {
     for param in params {
         let value = arguments
@@ -25,6 +30,7 @@ pub fn check<'a>(
         let header = headers.header(&param.header);
         match (value, header) {
             (None, None) => {}
+            (Some(_), None) if !lane_requires => {}
             (None, Some(raw)) => {
                 return Err(Mismatch {
                     header: &param.header,
