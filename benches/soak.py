@@ -165,6 +165,9 @@ def kinds(token, body_limit, catalog):
         wire("unsupported_media_type", 415,
              lambda n: request("/validate", [("Content-Type", "text/plain"), ("Accept", "*/*")]
                                + auth, body_of(tools_call(n)))),
+        wire("unsupported_content_encoding", 415,
+             lambda n: request("/validate", client + [("Content-Encoding", "br")]
+                               + modern_headers("tools/call", "echo"), body_of(tools_call(n)))),
         wire("not_acceptable", 406,
              lambda n: request("/validate", [("Content-Type", "application/json"),
                                              ("Accept", "application/json")] + auth,

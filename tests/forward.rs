@@ -312,7 +312,7 @@ fn wait_for_metric(server: &Server, series: &str, value: u64) {
 }
 
 #[test]
-fn the_body_is_forwarded_byte_for_byte_with_end_to_end_headers_only() {
+fn the_body_is_forwarded_byte_for_byte_with_end_to_end_headers_only_and_no_content_coding_asked() {
     let upstream = Upstream::start(echo_ids());
     let server = gateway(&upstream.url(), &[]);
     // Key order and spacing the gateway must not normalise.
@@ -321,7 +321,8 @@ fn the_body_is_forwarded_byte_for_byte_with_end_to_end_headers_only() {
     let extra = format!(
         "{CLIENT_HEADERS}Mcp-Session-Id: s-42\r\nMcp-Param-Foo: bar\r\nAuthorization: Bearer upstream-token\r\n\
          Last-Event-ID: ev-7\r\nConnection: keep-alive, X-Private\r\nX-Private: secret\r\nKeep-Alive: timeout=5\r\n\
-         Proxy-Authorization: Basic eA==\r\nTE: trailers\r\nX-Custom: kept\r\n"
+         Proxy-Authorization: Basic eA==\r\nTE: trailers\r\nX-Custom: kept\r\n\
+         Accept-Encoding: gzip, deflate, br\r\n"
     );
     let raw = post("/mcp", &modern_headers(&message), body, &extra);
     let answer = server.send(&raw);
@@ -348,9 +349,18 @@ fn the_body_is_forwarded_byte_for_byte_with_end_to_end_headers_only() {
         ("Accept", "application/json, text/event-stream"),
         ("Content-Type", "application/json"),
         ("X-Custom", "kept"),
+        // The gateway reads some answers: none may come back compressed.
+        ("Accept-Encoding", "identity"),
     ] {
         assert_eq!(got.header(name), Some(value), "{name}");
     }
+    assert_eq!(
+        got.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("Accept-Encoding"))
+            .count(),
+        1
+    );
     for name in [
         "Connection",
         "X-Private",
@@ -1043,6 +1053,62 @@ fn a_body_declared_in_a_charset_other_than_utf_8_is_refused_and_never_forwarded(
 }
 
 #[test]
+fn a_body_with_a_content_coding_is_refused_415_and_never_forwarded() {
+    let upstream = Upstream::start(echo_ids());
+    let server = gateway(&upstream.url(), &[]);
+    let message = tools_call(json!(1), "echo", json!({"text": "coded-body"}));
+    let body = serde_json::to_vec(&message).unwrap();
+    let with_coding = |coding: &str, body: &[u8]| {
+        post(
+            "/mcp",
+            &modern_headers(&message),
+            body,
+            &format!("{CLIENT_HEADERS}Content-Encoding: {coding}\r\n"),
+        )
+    };
+    // Plain JSON declared `br`: valid as sent, but an upstream would
+    // decode it into other bytes than the ones checked. `{}` gzipped
+    // (its exact bytes): refused for its coding, not as malformed JSON.
+    let gzipped_braces =
+        b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff\xab\xae\x05\x00\x43\xbf\xa6\xa3\x02\x00\x00\x00";
+    let cases: [(&str, &[u8]); 4] = [
+        ("br", &body),
+        ("gzip", gzipped_braces),
+        ("identity, deflate", &body),
+        ("GZIP", gzipped_braces),
+    ];
+    for (coding, sent) in cases {
+        let answer = server.send(&with_coding(coding, sent));
+        assert_eq!(answer.status, 415, "{coding}");
+        assert_eq!(
+            answer.header("Accept-Encoding"),
+            Some("identity"),
+            "{coding}"
+        );
+        let refusal = answer.json();
+        assert_eq!(refusal["error"]["code"], -32600, "{coding}");
+        assert!(
+            refusal["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("Content-Encoding"),
+            "{coding}: {refusal}"
+        );
+    }
+    assert!(upstream.received().is_empty(), "{:?}", upstream.received());
+    assert_eq!(
+        server.metric(
+            "mcpgate_rejections_total{rejecter=\"wire\",reason=\"unsupported_content_encoding\",status=\"415\"}"
+        ),
+        cases.len() as u64
+    );
+    // `identity` is no coding: forwarded as sent.
+    let answer = server.send(&with_coding("identity", &body));
+    assert_eq!(answer.status, 200);
+    assert_eq!(upstream.bodies_containing("coded-body"), 1);
+}
+
+#[test]
 fn a_repeated_or_joined_singleton_header_is_refused_and_never_forwarded() {
     let upstream = Upstream::start(echo_ids());
     let server = gateway(&upstream.url(), &[]);
@@ -1057,6 +1123,10 @@ fn a_repeated_or_joined_singleton_header_is_refused_and_never_forwarded() {
             "MCP-Protocol-Version",
         ),
         ("Content-Type: text/plain\r\n", "Content-Type"),
+        (
+            "Content-Encoding: identity\r\nContent-Encoding: gzip\r\n",
+            "Content-Encoding",
+        ),
         ("Host: evil.example\r\n", "Host"),
         (
             "Origin: http://localhost\r\nOrigin: http://evil.example\r\n",

@@ -69,6 +69,15 @@ fn http_scenario(reason: Reason) -> (Vec<u8>, serde_json::Value) {
             ),
             null,
         ),
+        Reason::UnsupportedContentEncoding => (
+            post(
+                "/mcp",
+                &modern_headers(&valid),
+                &valid_body,
+                &format!("{client}Content-Encoding: br\r\n"),
+            ),
+            null,
+        ),
         Reason::NotAcceptable => (
             post(
                 "/mcp",

@@ -26,9 +26,12 @@ const fn one(name: &'static str, no_comma: bool) -> Singleton {
 /// Fields that must appear once at most. `Content-Length` is not here: the
 /// head parser accepts identical copies and refuses differing ones (RFC
 /// 9112 §6.3).
-const SINGLETONS: [Singleton; 8] = [
+const SINGLETONS: [Singleton; 9] = [
     one("Host", true),
     one("Content-Type", false),
+    // A list may hold `identity` alone (`service::wire`): a second line
+    // is refused here, a joined value there.
+    one("Content-Encoding", false),
     one("MCP-Protocol-Version", true),
     one("Mcp-Method", true),
     one("Mcp-Name", false),

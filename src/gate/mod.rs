@@ -308,7 +308,11 @@ impl Gate {
         &self.rejections
     }
 
-    /// Checks one message with this thread's scratch buffers.
+    /// Checks one message with this thread's scratch buffers. `body` is
+    /// checked as given: a frontend that forwards it must forward those
+    /// bytes, so a request with a `Content-Encoding` other than `identity`
+    /// is the frontend's to refuse (as `mcpgate serve` does, 415) or to
+    /// decode and forward decoded.
     pub fn check(&self, headers: &(impl RequestHeaders + ?Sized), body: &[u8]) -> Verdict<'_> {
         SCRATCH.with(|scratch| self.check_with(&mut scratch.borrow_mut(), headers, body))
     }

@@ -59,6 +59,9 @@ pub enum Reason {
     Unauthorized,
     /// A `Content-Type` other than JSON.
     UnsupportedMediaType,
+    /// A `Content-Encoding` other than `identity`: the body would reach the
+    /// upstream as other bytes than the ones the gate checked.
+    UnsupportedContentEncoding,
     /// An `Accept` that does not allow the answers the endpoint may send
     /// (JSON and an event stream; an event stream for GET).
     NotAcceptable,
@@ -166,7 +169,7 @@ pub struct Row {
 use DataKey as K;
 
 /// The rejection table: one row per [`Reason`], at the reason's index.
-pub const TABLE: [Row; 39] = [
+pub const TABLE: [Row; 40] = [
     row(
         Reason::MethodNotAllowed,
         Rejecter::Wire,
@@ -204,6 +207,14 @@ pub const TABLE: [Row; 39] = [
         Reason::UnsupportedMediaType,
         Rejecter::Wire,
         "unsupported_media_type",
+        415,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    row(
+        Reason::UnsupportedContentEncoding,
+        Rejecter::Wire,
+        "unsupported_content_encoding",
         415,
         Condition::InvalidRequest,
         &[],

@@ -203,6 +203,10 @@ impl McpService {
             Reason::Unauthorized => response
                 .headers
                 .push(("WWW-Authenticate", "Bearer realm=\"mcpgate\"".to_owned())),
+            // The codings a request may use (RFC 9110 §12.5.3): none.
+            Reason::UnsupportedContentEncoding => response
+                .headers
+                .push(("Accept-Encoding", "identity".to_owned())),
             reason => {
                 if let Some(challenge) = self
                     .wire

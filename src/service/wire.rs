@@ -30,7 +30,7 @@ pub struct WireRefusal {
 
 impl WirePolicy {
     /// The checks of an MCP message's head, in order: origin, auth, content
-    /// type, accept. The method is the route's to check.
+    /// type, content coding, accept. The method is the route's to check.
     pub fn check(&self, headers: &(impl RequestHeaders + ?Sized)) -> Result<(), WireRefusal> {
         self.check_access(headers)?;
         if !headers
@@ -40,6 +40,15 @@ impl WirePolicy {
             return Err(WireRefusal {
                 reason: Reason::UnsupportedMediaType,
                 message: "Unsupported Media Type: Content-Type must be application/json",
+            });
+        }
+        if headers
+            .header("Content-Encoding")
+            .is_some_and(|value| !is_identity_coding(value))
+        {
+            return Err(WireRefusal {
+                reason: Reason::UnsupportedContentEncoding,
+                message: "Unsupported Media Type: the body must be sent without a Content-Encoding (the gateway checks it as sent)",
             });
         }
         if !headers.header("Accept").is_some_and(accepts_json_and_sse) {
@@ -197,6 +206,18 @@ fn is_json_media_type(value: &[u8]) -> bool {
         })
 }
 
+/// A `Content-Encoding` that leaves the body as sent: empty, or `identity`
+/// only. Any coding would have the upstream decode the body into other
+/// bytes than the gate checked (a plain JSON body declared `br` is valid
+/// here and something else there); a compressed one would be refused as
+/// malformed JSON, a misleading answer.
+fn is_identity_coding(value: &[u8]) -> bool {
+    value.split(|&b| b == b',').all(|coding| {
+        let coding = coding.trim_ascii();
+        coding.is_empty() || coding.eq_ignore_ascii_case(b"identity")
+    })
+}
+
 /// A parameter value without the quotes of a quoted string.
 fn unquoted(value: &[u8]) -> &[u8] {
     value
@@ -352,6 +373,42 @@ mod tests {
             policy.check(h.as_slice()).unwrap_err().reason,
             Reason::UnsupportedMediaType
         );
+    }
+
+    #[test]
+    fn a_body_with_a_content_coding_is_refused_and_identity_passes() {
+        let policy = WirePolicy::default();
+        let with = |coding: &str| {
+            let mut h = headers(&GOOD);
+            h.push(("Content-Encoding".into(), coding.into()));
+            policy.check(h.as_slice())
+        };
+        for fine in [
+            "identity",
+            "IDENTITY",
+            " identity ",
+            "",
+            "identity, identity",
+        ] {
+            assert_eq!(with(fine), Ok(()), "{fine:?}");
+        }
+        for refused in [
+            "gzip",
+            "br",
+            "deflate",
+            "zstd",
+            "x-gzip",
+            "identity, gzip",
+            "gzip,",
+        ] {
+            let refusal = with(refused).unwrap_err();
+            assert_eq!(
+                refusal.reason,
+                Reason::UnsupportedContentEncoding,
+                "{refused:?}"
+            );
+            assert!(refusal.message.contains("Content-Encoding"), "{refused:?}");
+        }
     }
 
     #[test]

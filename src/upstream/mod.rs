@@ -143,10 +143,16 @@ pub struct ClientRequest<'a> {
 }
 
 /// Writes the request to send upstream: the client's method, the
-/// upstream's path (with the client's query), `Host` rewritten, the
-/// client's headers minus hop-by-hop ones, `withhold` and those `set`
-/// names, then `set`'s values, and the body untouched with its own
-/// `Content-Length` (a chunked body was de-chunked on the way in).
+/// upstream's path (with the client's query), `Host` rewritten,
+/// `Accept-Encoding: identity` in place of the client's, the client's
+/// headers minus hop-by-hop ones, `withhold` and those `set` names, then
+/// `set`'s values, and the body untouched with its own `Content-Length` (a
+/// chunked body was de-chunked on the way in).
+///
+/// The answers the gateway reads (a `tools/list` result it learns tools
+/// from or cuts to the caller's scopes, an answer it adds to) must come
+/// back as JSON, not compressed, so none may be: one rule for every
+/// answer rather than one that depends on the method.
 pub fn encode_request(
     out: &mut BytesMut,
     target: &UpstreamConfig,
@@ -165,14 +171,14 @@ pub fn encode_request(
     }
     out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
     out.extend_from_slice(target.authority.as_bytes());
-    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(b"\r\nAccept-Encoding: identity\r\n");
     let named = connection_tokens(head.headers.iter().map(|h| (h.name.as_bytes(), h.value)));
     for h in head.headers {
         let name = h.name.as_bytes();
         let skip = is_hop_by_hop(name)
             || named.iter().any(|t| t.eq_ignore_ascii_case(name))
             // Re-framed, rewritten, or already answered by the gateway.
-            || [&b"host"[..], b"content-length", b"expect"]
+            || [&b"host"[..], b"content-length", b"expect", b"accept-encoding"]
                 .iter()
                 .any(|n| n.eq_ignore_ascii_case(name))
             || withhold.iter().any(|w| w.as_bytes().eq_ignore_ascii_case(name))
@@ -249,7 +255,7 @@ mod tests {
     }
 
     #[test]
-    fn the_request_keeps_end_to_end_headers_and_the_body() {
+    fn the_request_keeps_end_to_end_headers_and_the_body_and_asks_for_no_content_coding() {
         let target = UpstreamConfig::parse("http://127.0.0.1:9/up").unwrap();
         let headers = [
             httparse::Header {
@@ -276,6 +282,10 @@ mod tests {
                 name: "Transfer-Encoding",
                 value: b"chunked",
             },
+            httparse::Header {
+                name: "accept-encoding",
+                value: b"gzip, br",
+            },
         ];
         let head = ClientRequest {
             method: "POST",
@@ -286,7 +296,7 @@ mod tests {
         encode_request(&mut out, &target, head, b"{}", &["Authorization"], &[]);
         assert_eq!(
             std::str::from_utf8(&out).unwrap(),
-            "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nMcp-Session-Id: s-1\r\nContent-Length: 2\r\n\r\n{}"
+            "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nAccept-Encoding: identity\r\nMcp-Session-Id: s-1\r\nContent-Length: 2\r\n\r\n{}"
         );
         // Set headers replace the client's under the same name; one
         // without a value only removes them.
@@ -301,7 +311,7 @@ mod tests {
         encode_request(&mut out, &target, head, b"{}", &["Authorization"], &set);
         assert_eq!(
             std::str::from_utf8(&out).unwrap(),
-            "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nmcp-session-id: s-2\r\nContent-Length: 2\r\n\r\n{}"
+            "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nAccept-Encoding: identity\r\nmcp-session-id: s-2\r\nContent-Length: 2\r\n\r\n{}"
         );
     }
 }

@@ -292,6 +292,7 @@ pub fn scenario(reason: Reason) -> Option<Scenario> {
         | Reason::OriginNotAllowed
         | Reason::Unauthorized
         | Reason::UnsupportedMediaType
+        | Reason::UnsupportedContentEncoding
         | Reason::NotAcceptable
         | Reason::HeadTooLarge
         | Reason::BadHttp
