@@ -1,7 +1,7 @@
 //! Learning the catalog from the upstream (ARCHITECTURE.md, "The value gate"): its `tools/list`,
 //! every page (`nextCursor`), off the request path. A plain blocking
-//! HTTP/1.1 exchange per page (`Connection: close`), answers read as JSON
-//! or as an SSE stream. The 2026-07-28 lane is asked first; an upstream
+//! HTTP/1.1 exchange per page (`Connection: close`, `Accept-Encoding:
+//! identity`), answers read as JSON or as an SSE stream. The 2026-07-28 lane is asked first; an upstream
 //! that refuses it is asked on the 2025-11-25 lane (initialize, session,
 //! `tools/list`, session deleted).
 
@@ -191,7 +191,7 @@ fn exchange(
     stream.set_write_timeout(Some(timeout)).ok();
     let body = body.map(|b| b.to_string()).unwrap_or_default();
     let mut request = format!(
-        "{method} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\n",
+        "{method} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\nAccept-Encoding: identity\r\n",
         endpoint.path, endpoint.authority
     );
     if method == "POST" {
@@ -325,10 +325,11 @@ mod tests {
         assert_eq!(listed.tools.len(), 2);
         assert_eq!(listed.ttl, Some(Duration::from_secs(30)));
         let seen = seen.join().unwrap();
-        assert!(
-            seen.iter()
-                .all(|r| r.contains("MCP-Protocol-Version: 2026-07-28"))
-        );
+        // Read as JSON: no page may come back compressed.
+        assert!(seen.iter().all(|r| {
+            r.contains("MCP-Protocol-Version: 2026-07-28")
+                && r.contains("Accept-Encoding: identity")
+        }));
         assert!(seen[0].contains("Mcp-Method: tools/list"));
         assert!(seen[1].contains(r#""cursor":"p2""#));
     }
