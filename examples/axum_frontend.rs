@@ -10,8 +10,8 @@
 //!
 //! Prints `listening on 127.0.0.1:PORT` as its first stdout line, as
 //! `mcpgate serve` does. What `mcpgate serve` adds and this example leaves
-//! out: the wire checks (Origin allow-list, bearer auth, Content-Type,
-//! Content-Encoding and Accept: the upstream still makes its own), upstream timeouts, the GET
+//! out: the wire checks (Origin allow-list, bearer auth, Content-Type and
+//! Accept: the upstream still makes its own), upstream timeouts, the GET
 //! stream and DELETE of 2025 sessions (axum answers 405), metrics.
 
 use std::error::Error;
