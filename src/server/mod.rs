@@ -229,7 +229,7 @@ pub trait Service: Send + Sync + 'static {
     fn on_answer(&self, pending: Self::Pending, answer: WatchedAnswer<'_>) {
         let _ = (pending, answer);
     }
-    /// A JSON answer to a request forwarded with [`Forward::edit`], held
+    /// A JSON answer to a request forwarded with `Forward::edit`, held
     /// whole: the body to relay instead, or `None` to relay it as it is.
     /// `headers`: its end-to-end headers, each `Name: value\r\n`. `body`
     /// is `None` when the answer was too large to hold.
