@@ -1,9 +1,9 @@
 //! Learning the catalog from the upstream (ARCHITECTURE.md, "The value gate"): its `tools/list`,
 //! every page (`nextCursor`), off the request path. A plain blocking
-//! HTTP/1.1 exchange per page (`Connection: close`, `Accept-Encoding:
-//! identity`), answers read as JSON or as an SSE stream. The 2026-07-28 lane is asked first; an upstream
-//! that refuses it is asked on the 2025-11-25 lane (initialize, session,
-//! `tools/list`, session deleted).
+//! HTTP/1.1 exchange per page (`Connection: close`, no content coding),
+//! answers read as JSON or as an SSE stream. The 2026-07-28 lane is asked
+//! first; an upstream that refuses it is asked on the 2025-11-25 lane
+//! (initialize, session, `tools/list`, session deleted).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::upstream::UpstreamConfig;
 use crate::upstream::answer::{BodyState, Parsed, parse_head};
+use crate::upstream::{NO_CONTENT_CODING, UpstreamConfig};
 
 /// The largest answer read (bytes).
 pub const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
@@ -191,7 +191,7 @@ fn exchange(
     stream.set_write_timeout(Some(timeout)).ok();
     let body = body.map(|b| b.to_string()).unwrap_or_default();
     let mut request = format!(
-        "{method} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\nAccept-Encoding: identity\r\n",
+        "{method} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\n{NO_CONTENT_CODING}",
         endpoint.path, endpoint.authority
     );
     if method == "POST" {

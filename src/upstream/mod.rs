@@ -142,17 +142,19 @@ pub struct ClientRequest<'a> {
     pub headers: &'a [httparse::Header<'a>],
 }
 
-/// Writes the request to send upstream: the client's method, the
-/// upstream's path (with the client's query), `Host` rewritten,
-/// `Accept-Encoding: identity` in place of the client's, the client's
-/// headers minus hop-by-hop ones, `withhold` and those `set` names, then
-/// `set`'s values, and the body untouched with its own `Content-Length` (a
-/// chunked body was de-chunked on the way in).
-///
 /// The answers the gateway reads (a `tools/list` result it learns tools
 /// from or cuts to the caller's scopes, an answer it adds to) must come
-/// back as JSON, not compressed, so none may be: one rule for every
-/// answer rather than one that depends on the method.
+/// back as JSON, not compressed, so every request to the upstream asks
+/// for none: one rule for every answer rather than one that depends on
+/// the method.
+pub(crate) const NO_CONTENT_CODING: &str = "Accept-Encoding: identity\r\n";
+
+/// Writes the request to send upstream: the client's method, the
+/// upstream's path (with the client's query), `Host` rewritten,
+/// [`NO_CONTENT_CODING`] in place of the client's `Accept-Encoding`, the
+/// client's headers minus hop-by-hop ones, `withhold` and those `set`
+/// names, then `set`'s values, and the body untouched with its own
+/// `Content-Length` (a chunked body was de-chunked on the way in).
 pub fn encode_request(
     out: &mut BytesMut,
     target: &UpstreamConfig,
@@ -171,7 +173,8 @@ pub fn encode_request(
     }
     out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
     out.extend_from_slice(target.authority.as_bytes());
-    out.extend_from_slice(b"\r\nAccept-Encoding: identity\r\n");
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(NO_CONTENT_CODING.as_bytes());
     let named = connection_tokens(head.headers.iter().map(|h| (h.name.as_bytes(), h.value)));
     for h in head.headers {
         let name = h.name.as_bytes();
