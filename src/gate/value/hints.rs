@@ -30,7 +30,7 @@ const MAX_COMPARED: usize = 64;
 /// the empty path both are the root's. `in_place`: whether a schema of
 /// `root` may apply another in place (else each location has one schema,
 /// found without looking at the others' members).
-pub fn schemas_at<'s, 'b>(
+fn schemas_at<'s, 'b>(
     arena: &'b Bump,
     root: &'s Value,
     in_place: bool,
@@ -111,18 +111,34 @@ fn expand<'s>(root: &'s Value, schema: &'s Value, out: &mut ArenaVec<'_, &'s Val
     }
 }
 
-/// The hint for one problem at `path` (whose schemas are `schemas`).
+/// The hint for one problem at `path`.
 pub struct HintInput<'h, 'a> {
     pub keyword: Keyword,
     /// The dotted path of the location.
     pub path: &'h str,
     pub tokens: &'h [PathToken<'h>],
-    /// The schemas at the location's parent (for keys) and at it.
-    pub parent: &'h [&'h Value],
-    pub here: &'h [&'h Value],
+    /// The tool's schema, read only by the hints that name its words.
+    pub schema: ToolSchema<'h>,
     /// The sent arguments, when found: the hints that compare with the
     /// sent value or keys look them up (most hints need neither).
     pub arguments: Option<TapeNode<'a>>,
+}
+
+/// A tool's input schema, as [`schemas_at`] reads it.
+#[derive(Clone, Copy)]
+pub struct ToolSchema<'s> {
+    pub root: &'s Value,
+    /// Whether a schema of `root` may apply another in place.
+    pub in_place: bool,
+}
+
+impl<'h> HintInput<'h, '_> {
+    /// The schemas at the location's parent (for keys) and at it, gathered
+    /// by the hints that read them: the hint of a wrong type or a missing
+    /// property reads none, and the gathering costs more than the hint.
+    fn schemas<'b>(&self, arena: &'b Bump) -> (ArenaVec<'b, &'h Value>, ArenaVec<'b, &'h Value>) {
+        schemas_at(arena, self.schema.root, self.schema.in_place, self.tokens)
+    }
 }
 
 /// Sent keys compared with a missing property at most.
@@ -153,7 +169,8 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
         }
         Keyword::AdditionalProperties | Keyword::UnevaluatedProperties => {
             if let Some(PathToken::Key(key)) = input.tokens.last() {
-                let names = property_names(arena, input.parent);
+                let (parent, _) = input.schemas(arena);
+                let names = property_names(arena, &parent);
                 if let Some(hint) = key_hint(arena, key, &names) {
                     return hint;
                 }
@@ -165,7 +182,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
             }
         }
         Keyword::Enum => {
-            if let Some(allowed) = first_array(input.here, "enum") {
+            if let Some(allowed) = first_array(&input.schemas(arena).1, "enum") {
                 if let Some(text) = input
                     .arguments
                     .and_then(|arguments| value_at(arguments, input.tokens))
@@ -187,7 +204,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
             }
         }
         Keyword::Format => {
-            if let Some(format) = first(input.here, "format").and_then(Value::as_str) {
+            if let Some(format) = first(&input.schemas(arena).1, "format").and_then(Value::as_str) {
                 return fill(
                     arena,
                     tool_error_code("format").hint,
@@ -201,7 +218,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
         | Keyword::MinItems
         | Keyword::MaxLength
         | Keyword::MinLength => {
-            if let Some(limit) = first(input.here, input.keyword.as_str()) {
+            if let Some(limit) = first(&input.schemas(arena).1, input.keyword.as_str()) {
                 return fill(
                     arena,
                     tool_error_code(input.keyword.as_str()).hint,

@@ -25,7 +25,7 @@ use crate::parse::{ParseLimits, Parser, TapeNode};
 use crate::reject::codes::tool_error_code;
 use crate::reject::dialect::{Detail, MAX_HINTS, ToolError};
 use crate::reject::out::with_arena;
-use hints::{HintInput, schemas_at};
+use hints::{HintInput, ToolSchema};
 
 /// The gates a refused call's problems are sorted into, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,12 +269,6 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
         let path = dotted_in(arena, &tokens);
         let code = tool_error_code(contract_keyword(problem.via.unwrap_or(problem.keyword))).code;
         if problem.keyword != Keyword::Other && self.hints.len() < MAX_HINTS {
-            let (parent, here) = schemas_at(
-                arena,
-                &self.tool.schema,
-                self.tool.applies_in_place,
-                &tokens,
-            );
             let arguments = self.arguments;
             let hint = hints::hint(
                 arena,
@@ -282,8 +276,10 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
                     keyword: problem.keyword,
                     path,
                     tokens: &tokens,
-                    parent: &parent,
-                    here: &here,
+                    schema: ToolSchema {
+                        root: &self.tool.schema,
+                        in_place: self.tool.applies_in_place,
+                    },
                     arguments,
                 },
             );
