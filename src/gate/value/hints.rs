@@ -12,6 +12,7 @@ use bumpalo::Bump;
 use bumpalo::collections::{String as ArenaString, Vec as ArenaVec};
 use serde_json::Value;
 
+use crate::catalog::Tool;
 use crate::catalog::subschemas::resolve;
 use crate::distill::{Keyword, PathToken, within_echo_bound};
 use crate::parse::{NodeKind, TapeNode};
@@ -117,19 +118,12 @@ pub struct HintInput<'h, 'a> {
     /// The dotted path of the location.
     pub path: &'h str,
     pub tokens: &'h [PathToken<'h>],
-    /// The tool's schema, read only by the hints that name its words.
-    pub schema: ToolSchema<'h>,
+    /// The refused tool: its schema is read only by the hints that name
+    /// its words.
+    pub tool: &'h Tool,
     /// The sent arguments, when found: the hints that compare with the
     /// sent value or keys look them up (most hints need neither).
     pub arguments: Option<TapeNode<'a>>,
-}
-
-/// A tool's input schema, as [`schemas_at`] reads it.
-#[derive(Clone, Copy)]
-pub struct ToolSchema<'s> {
-    pub root: &'s Value,
-    /// Whether a schema of `root` may apply another in place.
-    pub in_place: bool,
 }
 
 impl<'h> HintInput<'h, '_> {
@@ -137,7 +131,12 @@ impl<'h> HintInput<'h, '_> {
     /// by the hints that read them: the hint of a wrong type or a missing
     /// property reads none, and the gathering costs more than the hint.
     fn schemas<'b>(&self, arena: &'b Bump) -> (ArenaVec<'b, &'h Value>, ArenaVec<'b, &'h Value>) {
-        schemas_at(arena, self.schema.root, self.schema.in_place, self.tokens)
+        schemas_at(
+            arena,
+            &self.tool.schema,
+            self.tool.applies_in_place,
+            self.tokens,
+        )
     }
 }
 

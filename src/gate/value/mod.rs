@@ -25,7 +25,7 @@ use crate::parse::{ParseLimits, Parser, TapeNode};
 use crate::reject::codes::tool_error_code;
 use crate::reject::dialect::{Detail, MAX_HINTS, ToolError};
 use crate::reject::out::with_arena;
-use hints::{HintInput, ToolSchema};
+use hints::HintInput;
 
 /// The gates a refused call's problems are sorted into, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -276,10 +276,7 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
                     keyword: problem.keyword,
                     path,
                     tokens: &tokens,
-                    schema: ToolSchema {
-                        root: &self.tool.schema,
-                        in_place: self.tool.applies_in_place,
-                    },
+                    tool: self.tool,
                     arguments,
                 },
             );
