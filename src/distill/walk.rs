@@ -308,7 +308,11 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
         self.pop();
     }
 
-    /// Records a problem at the current path.
+    /// Records a problem at the current path. Cold, and so out of line:
+    /// each keyword's check keeps its reporting arm apart from the code a
+    /// valid value runs through, which keeps the walk's code compact.
+    #[cold]
+    #[inline(never)]
     pub fn report(&mut self, instance: &F::Node<'a>, keyword: Keyword, msg: Msg<'_>) {
         self.emit(received_type::<F>(instance), keyword, self.via, msg);
     }
@@ -331,7 +335,10 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
         self.kept = self.kept.min(self.path.len());
     }
 
-    /// Records a problem at member `name` of the current object.
+    /// Records a problem at member `name` of the current object (cold, as
+    /// [`Walker::report`]).
+    #[cold]
+    #[inline(never)]
     pub fn report_member(
         &mut self,
         name: Cow<'a, str>,
