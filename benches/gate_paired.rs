@@ -8,7 +8,11 @@
 //!   `…/serde_jsonschema`);
 //! - `gate/invalid_small/paired`: the small schema refusal against the
 //!   valid 516-byte check (`gate/invalid_small/check`, the refusal-path
-//!   issue's "≤ 2.0×").
+//!   issue's "≤ 2.0×");
+//! - `gate/tools-call/search_orders/refused_paired`: the call with the two
+//!   wrong values `benches/refusal-load.sh` sends (the tool-dialect
+//!   answer) against the valid call, in-process: the check's part of that
+//!   script's refused / allowed ratio, without the kernel's.
 //!
 //! Why beside criterion: criterion times the two sides of a ratio seconds
 //! apart, so on a shared machine a slow spell that hits one of them moves
@@ -67,6 +71,30 @@ fn main() {
         rounds,
         ("check_valid", &mut check),
         ("serde_jsonschema_valid", &mut baseline),
+    );
+
+    // The two wrong values `benches/refusal-load.sh` sends over HTTP.
+    let mut arguments = bodies::search_orders_arguments();
+    arguments["pageSize"] = serde_json::json!("fifty");
+    arguments["statuses"] = serde_json::json!(["Pending", "Open"]);
+    let (refused_headers, refused_body) = tool_call("search_orders", arguments);
+    let mut refused_scratch = Scratch::default();
+    let mut refusal = || {
+        matches!(
+            case.gate.check_with(
+                &mut refused_scratch,
+                refused_headers.as_slice(),
+                black_box(&refused_body)
+            ),
+            Verdict::Reject(_)
+        )
+    };
+    assert!(refusal(), "the call with two wrong values is refused");
+    paired(
+        "gate/tools-call/search_orders/refused_paired",
+        rounds,
+        ("check_valid", &mut check),
+        ("check_refused", &mut refusal),
     );
 
     let gate = Gate::new(GateConfig::default()).unwrap();
