@@ -73,11 +73,8 @@ fn main() {
         ("serde_jsonschema_valid", &mut baseline),
     );
 
-    // The two wrong values `benches/refusal-load.sh` sends over HTTP.
-    let mut arguments = bodies::search_orders_arguments();
-    arguments["pageSize"] = serde_json::json!("fifty");
-    arguments["statuses"] = serde_json::json!(["Pending", "Open"]);
-    let (refused_headers, refused_body) = tool_call("search_orders", arguments);
+    let (refused_headers, refused_body) =
+        tool_call("search_orders", bodies::search_orders_refused_arguments());
     let mut refused_scratch = Scratch::default();
     let mut refusal = || {
         matches!(

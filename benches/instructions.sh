@@ -23,7 +23,8 @@ for line in sys.stdin:
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-cases="valid_516b invalid_small search_orders_allowed search_orders_refused"
+# The cases, as the binary lists them when given none.
+cases=$("$binary" | tr '\n' ' ')
 for case in $cases; do
     for n in "$count" $((2 * count)); do
         valgrind --tool=callgrind --callgrind-out-file="$work/$case.$n" \

@@ -79,6 +79,16 @@ pub fn search_orders_arguments() -> serde_json::Value {
     })
 }
 
+/// [`search_orders_arguments`] with the two wrong values
+/// `benches/refusal-load.sh` sends over HTTP (`pageSize` a string, a
+/// status outside the enum): refused, answered in the tool dialect.
+pub fn search_orders_refused_arguments() -> serde_json::Value {
+    let mut arguments = search_orders_arguments();
+    arguments["pageSize"] = serde_json::json!("fifty");
+    arguments["statuses"] = serde_json::json!(["Pending", "Open"]);
+    arguments
+}
+
 /// A `tools/list` result of the shapes where one branch of an `anyOf`
 /// admits a value's type: `tag`, an array of optional strings (as Pydantic
 /// writes `Optional`), and `tree`, nodes holding optional child nodes (a
