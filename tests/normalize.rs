@@ -298,6 +298,39 @@ fn an_unchanged_call_is_forwarded_as_sent_with_no_events() {
 }
 
 #[test]
+fn a_scalar_for_an_array_is_wrapped_beside_other_wrong_values_under_names_as_sent() {
+    // Every key named as the schema names it; beside the scalar sent for
+    // an array, values of a wrong type and content the schema refuses, at
+    // the arguments' members and deeper: normalization still wraps it,
+    // and the call is refused for the rest.
+    let gate = gate_with(meta_on(), catalog(true));
+    let (_, verdict) = check(
+        &gate,
+        r#"{"marketplaceIds": "A", "region": 5, "filters": {"currency": 1}}"#,
+        &[],
+    );
+    let refused = envelope(verdict);
+    let paths: Vec<&str> = refused["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["filters.currency", "region"]);
+    assert_eq!(
+        refused["_meta"]["normalized"],
+        json!([{"kind": "coerced", "field": "marketplaceIds", "from_type": "string", "to_type": "array", "reason": "schema_wants_array"}])
+    );
+    // Without the scalar, nothing is told.
+    let (_, verdict) = check(
+        &gate,
+        r#"{"marketplaceIds": ["A"], "region": 5, "filters": {"currency": 1}}"#,
+        &[],
+    );
+    assert!(envelope(verdict).get("_meta").is_none());
+}
+
+#[test]
 fn a_normalized_call_refused_tells_what_was_done_only_with_meta_on() {
     for meta in [false, true] {
         let gate = gate_with(

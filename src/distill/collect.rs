@@ -6,6 +6,7 @@
 use std::fmt;
 
 use super::distinct::Distinct;
+use super::keywords::type_::TypeMask;
 use super::path::{
     OwnedTok, PathToken, Tok, TokView, compare_tokens, cut_at_echo_bound, render_pointer_into,
 };
@@ -32,6 +33,10 @@ pub struct Collector {
     flagged: bool,
     classes: Option<KeywordClasses>,
     seen: u64,
+    /// [`Collector::seen`] of the problems at the instance itself or at
+    /// one of its members, where a `type` problem counts only when an
+    /// array was among the types expected (see [`Collector::shallow`]).
+    shallow: u64,
     emitted: usize,
     parts: Vec<Part>,
     /// What the walk said of its path before this report (see
@@ -209,6 +214,7 @@ impl Collector {
             flagged: false,
             classes: None,
             seen: 0,
+            shallow: 0,
             emitted: 0,
             parts: vec![Part::default()],
             kept: None,
@@ -248,11 +254,25 @@ impl Collector {
         self.seen & (1 << keyword as u32) != 0
     }
 
+    /// Whether a problem was met at the instance itself or at one of its
+    /// members (not deeper) of a keyword outside `excused`; a `type`
+    /// problem there counts only when an array was among the types
+    /// expected (a scalar sent for an array, or a value of no type that
+    /// is one). What a member's value is refused for inside it is not
+    /// counted.
+    pub fn shallow(&self, excused: &[Keyword]) -> bool {
+        let excused = excused
+            .iter()
+            .fold(0u64, |mask, keyword| mask | 1 << *keyword as u32);
+        self.shallow & !excused != 0
+    }
+
     /// Forgets everything collected (keeps the flag predicate, the classes
     /// and capacity).
     pub fn clear(&mut self) {
         self.flagged = false;
         self.seen = 0;
+        self.shallow = 0;
         self.emitted = 0;
         for part in &mut self.parts {
             part.locations.clear();
@@ -326,6 +346,11 @@ impl Collector {
         msg: Msg<'_>,
     ) {
         self.seen |= 1 << keyword as u32;
+        if path.len() <= 1
+            && !matches!(msg, Msg::Type { expected, .. } if expected.0 & TypeMask::ARRAY == 0)
+        {
+            self.shallow |= 1 << keyword as u32;
+        }
         self.emitted += 1;
         let kept = self.kept.take().unwrap_or(0);
         for part in &mut self.parts {

@@ -17,6 +17,7 @@ pub mod watch;
 
 use crate::{classify, distill, parse};
 use std::cell::RefCell;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
@@ -845,46 +846,68 @@ impl Gate {
             Some(arguments) => tool.input.is_valid(arguments),
             None => tool.accepts_no_arguments,
         };
-        let mut plan = normalize::Plan::default();
-        // Arguments a closed root accepts name every key as the schema does
-        // and send no scalar where only an array is admitted: nothing to
-        // normalize, and the allow path pays nothing for it.
-        if pass == Pass::First
-            && self.config.normalization
-            && !(valid && tool.keys.closed)
-            && let Some(arguments) = arguments
-        {
-            plan = normalize::plan(&tool.keys, arguments);
-            if plan.changes()
-                && let Some(body) = normalize::rewrite(body, &plan, arguments.len())
-            {
-                return Ok(Valued::Normalized {
-                    body,
-                    events: normalized::render(&plan.events),
-                });
-            }
-        }
+        let normalizing = pass == Pass::First && self.config.normalization;
         // What normalization did, as told: from the first pass when this is
         // the second, else from this one (rendered only when it is told).
-        let normalized = || match pass {
+        let told = |plan: &normalize::Plan<'_>| match pass {
             Pass::Again(events) => Some(events.clone()),
             Pass::First if plan.events.is_empty() => None,
             Pass::First => Some(normalized::render(&plan.events)),
         };
         if !valid {
-            let told = self.config.normalization_meta.then(normalized).flatten();
-            return Err(value::refuse(tool, arguments, |error| {
-                let error = ToolError {
-                    normalized: told.as_deref(),
-                    ..error.clone()
-                };
-                self.rejections.send_tool_error(
-                    Reason::InvalidArguments,
-                    message,
-                    revision.lane() == Lane::Modern,
-                    &error,
-                )
-            }));
+            return value::refuse(
+                tool,
+                arguments,
+                |may_normalize| {
+                    let mut plan = normalize::Plan::default();
+                    if normalizing && let Some(arguments) = arguments {
+                        // Planned only where the explanation may show a
+                        // key named case aside or a scalar sent for an
+                        // array: most refusals pay nothing for it.
+                        if may_normalize {
+                            plan = normalize::plan(&tool.keys, arguments);
+                        }
+                        debug_assert!(
+                            may_normalize || normalize::plan(&tool.keys, arguments).is_empty(),
+                            "the explanation said normalization has nothing to do"
+                        );
+                        if let Some(normalized) = renormalized(body, &plan, arguments) {
+                            return ControlFlow::Break(Ok(normalized));
+                        }
+                    }
+                    ControlFlow::Continue(
+                        self.config
+                            .normalization_meta
+                            .then(|| told(&plan))
+                            .flatten(),
+                    )
+                },
+                |told, error| {
+                    let error = ToolError {
+                        normalized: told.as_deref(),
+                        ..error.clone()
+                    };
+                    Err(self.rejections.send_tool_error(
+                        Reason::InvalidArguments,
+                        message,
+                        revision.lane() == Lane::Modern,
+                        &error,
+                    ))
+                },
+            );
+        }
+        // Arguments a closed root accepts name every key as the schema does
+        // and send no scalar where only an array is admitted: nothing to
+        // normalize, and the allow path pays nothing for it.
+        let mut plan = normalize::Plan::default();
+        if normalizing
+            && !tool.keys.closed
+            && let Some(arguments) = arguments
+        {
+            plan = normalize::plan(&tool.keys, arguments);
+            if let Some(normalized) = renormalized(body, &plan, arguments) {
+                return Ok(normalized);
+            }
         }
         if let Err(mismatch) = value::params::check(
             &tool.header_params,
@@ -899,7 +922,7 @@ impl Gate {
                 .output
                 .as_ref()
                 .map(|_| watch::Watch::ToolsCall(tool.name.clone())),
-            normalized: normalized(),
+            normalized: told(&plan),
         })
     }
 
@@ -981,6 +1004,22 @@ enum Passed<'g> {
         body: Vec<u8>,
         events: Bytes,
     },
+}
+
+/// The call in `body` re-encoded by `plan`, when it changes `arguments`.
+fn renormalized(
+    body: &[u8],
+    plan: &normalize::Plan<'_>,
+    arguments: TapeNode<'_>,
+) -> Option<Valued> {
+    if !plan.changes() {
+        return None;
+    }
+    let body = normalize::rewrite(body, plan, arguments.len())?;
+    Some(Valued::Normalized {
+        body,
+        events: normalized::render(&plan.events),
+    })
 }
 
 /// What the value phase lets through.

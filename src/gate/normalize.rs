@@ -44,6 +44,11 @@ impl<'a> Plan<'a> {
         !self.actions.is_empty()
     }
 
+    /// Whether nothing changes and nothing is told.
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty() && self.events.is_empty()
+    }
+
     fn event(&mut self, event: Event<'a>) {
         if self.events.len() < MAX_EVENTS {
             self.events.push(event);

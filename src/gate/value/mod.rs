@@ -12,6 +12,7 @@ pub mod hints;
 pub mod params;
 
 use std::cell::RefCell;
+use std::ops::ControlFlow;
 
 use bumpalo::Bump;
 use bumpalo::collections::{String as ArenaString, Vec as ArenaVec};
@@ -143,46 +144,99 @@ fn explain_into(
 }
 
 /// Explains why `arguments` (absent: `{}`) fail the tool's root, as
-/// [`explain_counted`] does, and hands `send` the envelope for the refusal: read
-/// from this thread's collector in place, its texts built in this thread's
-/// arena, so that a refusal costs no allocation of its own once they have
-/// grown.
-pub fn refuse<R>(
+/// [`explain_counted`] does; then `first` is told whether normalization
+/// may change them ([`may_normalize`]) and either answers in its place
+/// or lets the refusal go on, and `send` is handed the envelope: read
+/// from this thread's collector in place, its texts built in this
+/// thread's arena, so that a refusal costs no allocation of its own once
+/// they have grown.
+pub fn refuse<T, R>(
     tool: &Tool,
     arguments: Option<TapeNode<'_>>,
-    send: impl FnOnce(&ToolError<'_>) -> R,
+    first: impl FnOnce(bool) -> ControlFlow<R, T>,
+    send: impl FnOnce(T, &ToolError<'_>) -> R,
 ) -> R {
     if let Some(instance) = arguments {
-        return with_collector(|collector| refuse_from(tool, instance, arguments, collector, send));
+        return with_collector(|collector| {
+            refuse_from(tool, instance, arguments, collector, first, send)
+        });
     }
     EMPTY_ARGUMENTS.with(|parser| match parser.try_borrow_mut() {
-        Ok(mut parser) => refuse_empty(tool, &mut parser, send),
-        Err(_) => refuse_empty(tool, &mut Parser::default(), send),
+        Ok(mut parser) => refuse_empty(tool, &mut parser, first, send),
+        Err(_) => refuse_empty(tool, &mut Parser::default(), first, send),
     })
 }
 
+/// Keywords that refuse what a value holds, never how a key is written
+/// or a scalar sent for an array: such problems at the arguments' own
+/// members leave nothing for normalization to do.
+const CONTENT_KEYWORDS: [Keyword; 16] = [
+    Keyword::Required,
+    Keyword::DependentRequired,
+    Keyword::Enum,
+    Keyword::Const,
+    Keyword::Minimum,
+    Keyword::Maximum,
+    Keyword::ExclusiveMinimum,
+    Keyword::ExclusiveMaximum,
+    Keyword::MultipleOf,
+    Keyword::MinLength,
+    Keyword::MaxLength,
+    Keyword::Pattern,
+    Keyword::Format,
+    Keyword::MinItems,
+    Keyword::MaxItems,
+    Keyword::UniqueItems,
+];
+
+/// Whether normalization may change refused arguments, read from their
+/// explanation: a closed root refuses a key it does not name, at the
+/// member, and a scalar sent for an array, as a `type` that expected one;
+/// where neither was met, and the walk was not cut short, every key is
+/// named as the schema names it and no value is to be wrapped. An open
+/// root says nothing of its keys.
+fn may_normalize(tool: &Tool, collector: &Collector) -> bool {
+    !tool.keys.closed || collector.seen(Keyword::Other) || collector.shallow(&CONTENT_KEYWORDS)
+}
+
 /// [`refuse`] for a call without `arguments`, explained as `{}`.
-fn refuse_empty<R>(tool: &Tool, parser: &mut Parser, send: impl FnOnce(&ToolError<'_>) -> R) -> R {
+fn refuse_empty<T, R>(
+    tool: &Tool,
+    parser: &mut Parser,
+    first: impl FnOnce(bool) -> ControlFlow<R, T>,
+    send: impl FnOnce(T, &ToolError<'_>) -> R,
+) -> R {
     match parser.parse(b"{}", ParseLimits { max_depth: 1 }) {
-        Ok(empty) => {
-            with_collector(|collector| refuse_from(tool, empty.root(), None, collector, send))
-        }
-        Err(_) => with_arena(|arena| {
-            let mut envelope = Envelope::new(arena, tool, None);
-            envelope.unexplained();
-            send(&envelope.finish(1, 1))
+        Ok(empty) => with_collector(|collector| {
+            refuse_from(tool, empty.root(), None, collector, first, send)
         }),
+        Err(_) => {
+            let told = match first(true) {
+                ControlFlow::Break(answered) => return answered,
+                ControlFlow::Continue(told) => told,
+            };
+            with_arena(|arena| {
+                let mut envelope = Envelope::new(arena, tool, None);
+                envelope.unexplained();
+                send(told, &envelope.finish(1, 1))
+            })
+        }
     }
 }
 
-fn refuse_from<R>(
+fn refuse_from<T, R>(
     tool: &Tool,
     instance: TapeNode<'_>,
     arguments: Option<TapeNode<'_>>,
     collector: &mut Collector,
-    send: impl FnOnce(&ToolError<'_>) -> R,
+    first: impl FnOnce(bool) -> ControlFlow<R, T>,
+    send: impl FnOnce(T, &ToolError<'_>) -> R,
 ) -> R {
     tool.explainer.explain(instance, collector);
+    let told = match first(may_normalize(tool, collector)) {
+        ControlFlow::Break(answered) => return answered,
+        ControlFlow::Continue(told) => told,
+    };
     let class = collector.first_class();
     with_arena(|arena| {
         let mut envelope = Envelope::new(arena, tool, arguments);
@@ -210,7 +264,7 @@ fn refuse_from<R>(
                 (1, 1)
             }
         };
-        send(&envelope.finish(total, problem_count))
+        send(told, &envelope.finish(total, problem_count))
     })
 }
 
