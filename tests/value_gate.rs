@@ -492,6 +492,31 @@ fn hints_name_near_misses_case_slips_allowed_values_and_missing_properties() {
 }
 
 #[test]
+fn an_enum_hint_lists_the_values_of_the_enum_that_refused_the_value() {
+    // Two enums applied in place: "off" passes the first and not the
+    // second, so the hint lists the second's values, never the one sent.
+    let catalog = Catalog::from_json(
+        &json!([{"name": "fan", "inputSchema": {"type": "object",
+            "properties": {"mode": {"allOf": [
+                {"enum": ["fast", "slow", "off"]},
+                {"enum": ["fast", "slow"]}]}}}}]),
+        CatalogSource::File,
+        &CatalogOptions::default(),
+    )
+    .unwrap();
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    gate.set_catalog(catalog);
+    let envelope = envelope_of(call(&gate, "fan", json!({"mode": "off"})));
+    assert_eq!(envelope["hints"], json!(["Set mode to one of: fast, slow."]));
+    // A case slip of one of them names it.
+    let envelope = envelope_of(call(&gate, "fan", json!({"mode": "SLOW"})));
+    assert_eq!(
+        envelope["hints"],
+        json!(["Use 'slow' for mode: allowed values are case-sensitive."])
+    );
+}
+
+#[test]
 fn an_unknown_tool_is_refused_naming_it_or_forwarded_by_policy() {
     let gate = gate();
     let (reason, status, answer) = refused(call(&gate, "search_order", json!({})));

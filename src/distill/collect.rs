@@ -6,6 +6,7 @@
 use std::fmt;
 
 use super::distinct::Distinct;
+use super::keywords::NodeId;
 use super::keywords::type_::TypeMask;
 use super::path::{
     OwnedTok, PathToken, Tok, TokView, compare_tokens, cut_at_echo_bound, render_pointer_into,
@@ -125,6 +126,8 @@ struct Kept {
     keyword: Keyword,
     via: Option<Keyword>,
     text: (usize, usize),
+    /// The schema node that reported it (`None` for `and N more`).
+    node: Option<NodeId>,
 }
 
 /// What the collector found, distilled.
@@ -344,6 +347,7 @@ impl Collector {
         keyword: Keyword,
         via: Option<Keyword>,
         msg: Msg<'_>,
+        node: NodeId,
     ) {
         self.seen |= 1 << keyword as u32;
         if path.len() <= 1
@@ -404,7 +408,7 @@ impl Collector {
         if let Some(&index) = part.top.get(position)
             && compare_tokens(part.entries[index].path(), here()).is_eq()
         {
-            if !part.entries[index].add(keyword, via, &msg) {
+            if !part.entries[index].add(keyword, via, &msg, node) {
                 part.problem_count -= 1;
             }
             return;
@@ -420,7 +424,7 @@ impl Collector {
         });
         let entry = &mut part.entries[index];
         entry.fill(path, received_type);
-        entry.add(keyword, via, &msg);
+        entry.add(keyword, via, &msg, node);
         part.top.insert(position, index);
     }
 
@@ -557,6 +561,7 @@ impl<'c> FoundLocation<'c> {
             keyword: kept.keyword,
             via: kept.via,
             text: entry.text(kept),
+            node: kept.node,
         })
     }
 }
@@ -567,6 +572,11 @@ pub struct FoundProblem<'c> {
     pub keyword: Keyword,
     pub via: Option<Keyword>,
     pub text: &'c str,
+    /// The schema node that reported it, in its explainer (`None` for a
+    /// problem no walk found): see [`Explainer::allowed_values`].
+    ///
+    /// [`Explainer::allowed_values`]: super::Explainer::allowed_values
+    pub(crate) node: Option<NodeId>,
 }
 
 impl Entry {
@@ -629,6 +639,7 @@ impl Entry {
                 keyword: Keyword::Other,
                 via: None,
                 text: (start, self.texts.len() - start),
+                node: None,
             });
         }
         let start = self.texts.len();
@@ -639,7 +650,7 @@ impl Entry {
     }
 
     /// Adds a problem; false when its text was already there.
-    fn add(&mut self, keyword: Keyword, via: Option<Keyword>, msg: &Msg<'_>) -> bool {
+    fn add(&mut self, keyword: Keyword, via: Option<Keyword>, msg: &Msg<'_>, node: NodeId) -> bool {
         let start = self.texts.len();
         texts::render_into(&mut self.texts, msg);
         let len = self.texts.len() - start;
@@ -661,6 +672,7 @@ impl Entry {
             keyword,
             via,
             text: (start, len),
+            node: Some(node),
         });
         true
     }
@@ -740,6 +752,7 @@ mod tests {
                 Keyword::Type,
                 None,
                 Msg::Static("x"),
+                0,
             );
         }
         let d = collector.finish();
@@ -765,6 +778,7 @@ mod tests {
                 Keyword::Other,
                 None,
                 Msg::Schema(text),
+                0,
             );
             collector.report(
                 &[key("x")],
@@ -772,6 +786,7 @@ mod tests {
                 Keyword::Other,
                 None,
                 Msg::Schema(text),
+                0,
             );
         }
         let d = collector.finish();
@@ -793,7 +808,7 @@ mod tests {
                 (vec![key(&long)], "long"),
                 (vec![key("a")], "first"),
             ] {
-                reused.report(&path, "string", Keyword::Type, None, Msg::Static(text));
+                reused.report(&path, "string", Keyword::Type, None, Msg::Static(text), 0);
             }
             let found = reused.found(0);
             let pointers: Vec<&str> = found.locations().map(|l| l.pointer()).collect();
@@ -830,6 +845,7 @@ mod tests {
                 Keyword::Type,
                 None,
                 Msg::Static("x"),
+                0,
             );
         }
         collector.report(
@@ -838,11 +854,19 @@ mod tests {
             Keyword::Type,
             None,
             Msg::Static("x"),
+            0,
         );
         let d = collector.finish();
         assert!(d.flagged);
         assert!(d.locations.iter().all(|l| l.pointer != "/params"));
-        collector.report(&[key("a")], "null", Keyword::Type, None, Msg::Static("x"));
+        collector.report(
+            &[key("a")],
+            "null",
+            Keyword::Type,
+            None,
+            Msg::Static("x"),
+            0,
+        );
         assert!(!collector.finish().flagged);
     }
 
@@ -855,6 +879,7 @@ mod tests {
             Keyword::Type,
             None,
             Msg::Static("expected string, found integer"),
+            0,
         );
         let d = collector.finish();
         assert_eq!(
@@ -867,6 +892,7 @@ mod tests {
             Keyword::Type,
             None,
             Msg::Static("a"),
+            0,
         );
         collector.report(
             &[key("params"), key("name")],
@@ -874,6 +900,7 @@ mod tests {
             Keyword::Type,
             None,
             Msg::Static("b"),
+            0,
         );
         collector.report(
             &[key("params"), key("x")],
@@ -881,6 +908,7 @@ mod tests {
             Keyword::Type,
             None,
             Msg::Static("c"),
+            0,
         );
         let d = collector.finish();
         assert_eq!(

@@ -230,6 +230,15 @@ impl<F: Json> Explainer<F> {
         Ok(Explainer { nodes })
     }
 
+    /// The values allowed by the `enum` of the schema node that reported
+    /// `problem` (found by this explainer), as its schema lists them.
+    pub fn allowed_values(&self, problem: &FoundProblem<'_>) -> Option<&[Value]> {
+        match self.nodes.get(problem.node? as usize)? {
+            SchemaNode::Object(node) => node.enum_const.as_ref()?.allowed(),
+            _ => None,
+        }
+    }
+
     /// Walks `instance` (known invalid), feeding every problem into
     /// `collector`. Never panics; the walk depth and its work are capped.
     pub fn explain<'a>(&self, instance: F::Node<'a>, collector: &mut Collector) {

@@ -95,6 +95,11 @@ pub(crate) struct Walker<'e, 'a, F: Json> {
     ///
     /// [`Problem::via`]: super::Problem::via
     pub via: Option<Keyword>,
+    /// The node whose keywords are being checked: a problem is reported
+    /// as that node's ([`FoundProblem::node`]).
+    ///
+    /// [`FoundProblem::node`]: super::FoundProblem::node
+    node: NodeId,
 }
 
 impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
@@ -109,6 +114,7 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
             exhausted: false,
             buf: F::StringBuffer::default(),
             via: None,
+            node: 0,
         }
     }
 
@@ -134,9 +140,11 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
                 self.report(instance, on_false.keyword, Msg::Static(on_false.text))
             }
             SchemaNode::Object(node) => {
+                let outer = std::mem::replace(&mut self.node, id);
                 self.frames += 1;
                 keywords::check(self, node, instance);
                 self.frames -= 1;
+                self.node = outer;
             }
         }
     }
@@ -203,7 +211,7 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
             expected: mask,
             found: received,
         };
-        self.emit(received, Keyword::Type, self.via, msg);
+        self.emit(received, Keyword::Type, self.via, msg, id);
         self.pop();
     }
 
@@ -291,7 +299,7 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
             };
             (Keyword::Type, self.via, msg)
         };
-        self.emit(received, keyword, via, msg);
+        self.emit(received, keyword, via, msg, id);
         self.pop();
     }
 
@@ -314,7 +322,13 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
     #[cold]
     #[inline(never)]
     pub fn report(&mut self, instance: &F::Node<'a>, keyword: Keyword, msg: Msg<'_>) {
-        self.emit(received_type::<F>(instance), keyword, self.via, msg);
+        self.emit(
+            received_type::<F>(instance),
+            keyword,
+            self.via,
+            msg,
+            self.node,
+        );
     }
 
     fn emit(
@@ -323,10 +337,11 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
         keyword: Keyword,
         via: Option<Keyword>,
         msg: Msg<'_>,
+        node: NodeId,
     ) {
         self.out.path_kept(self.kept);
         self.out
-            .report(&self.path, received_type, keyword, via, msg);
+            .report(&self.path, received_type, keyword, via, msg, node);
         self.kept = self.path.len();
     }
 

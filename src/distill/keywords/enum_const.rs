@@ -28,6 +28,11 @@ impl EnumConstKw {
         Some(EnumConstKw { constant, allowed })
     }
 
+    /// The values `enum` allows.
+    pub fn allowed(&self) -> Option<&[Value]> {
+        self.allowed.as_ref().map(|(values, _)| values.as_slice())
+    }
+
     pub fn check<'a, F: Json>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
         if let Some((value, text)) = &self.constant
             && !instance.equals_value(value)

@@ -3,8 +3,10 @@
 //! differs only in case, `enum_suggest` with the allowed values,
 //! `missing_required`, and otherwise the envelope contract's hint for the
 //! keyword. They are read from the tool's schema at the problem's location
-//! (the schema's words) and from the sent key or value only to compare;
-//! a sent key is quoted only cut at the echo bound.
+//! (the schema's words; an `enum`'s values from the very schema that
+//! refused the value, as the explainer compiled it) and from the sent key
+//! or value only to compare; a sent key is quoted only cut at the echo
+//! bound.
 
 use std::fmt::Write as _;
 
@@ -124,6 +126,12 @@ pub struct HintInput<'h, 'a> {
     /// The sent arguments, when found: the hints that compare with the
     /// sent value or keys look them up (most hints need neither).
     pub arguments: Option<TapeNode<'a>>,
+    /// The values allowed by the `enum` that refused the value, where the
+    /// explainer has them ([`Explainer::allowed_values`]): read there,
+    /// not looked up in the tool's schema.
+    ///
+    /// [`Explainer::allowed_values`]: crate::distill::Explainer::allowed_values
+    pub allowed: Option<&'h [Value]>,
 }
 
 impl<'h> HintInput<'h, '_> {
@@ -181,7 +189,12 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
             }
         }
         Keyword::Enum => {
-            if let Some(allowed) = first_array(&input.schemas(arena).1, "enum") {
+            // The refusing node's own values, else the first the schemas
+            // at the location list.
+            let allowed = input
+                .allowed
+                .or_else(|| first_array(&input.schemas(arena).1, "enum").map(Vec::as_slice));
+            if let Some(allowed) = allowed {
                 if let Some(text) = input
                     .arguments
                     .and_then(|arguments| value_at(arguments, input.tokens))

@@ -299,6 +299,7 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
                 keyword: Keyword::Other,
                 via: None,
                 text: "value does not match the schema",
+                node: None,
             },
         );
     }
@@ -332,6 +333,7 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
                     tokens: &tokens,
                     tool: self.tool,
                     arguments,
+                    allowed: self.tool.explainer.allowed_values(&problem),
                 },
             );
             if !self.hints.contains(&hint) {
