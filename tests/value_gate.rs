@@ -507,7 +507,10 @@ fn an_enum_hint_lists_the_values_of_the_enum_that_refused_the_value() {
     let gate = Gate::new(GateConfig::default()).unwrap();
     gate.set_catalog(catalog);
     let envelope = envelope_of(call(&gate, "fan", json!({"mode": "off"})));
-    assert_eq!(envelope["hints"], json!(["Set mode to one of: fast, slow."]));
+    assert_eq!(
+        envelope["hints"],
+        json!(["Set mode to one of: fast, slow."])
+    );
     // A case slip of one of them names it.
     let envelope = envelope_of(call(&gate, "fan", json!({"mode": "SLOW"})));
     assert_eq!(

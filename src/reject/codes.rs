@@ -122,9 +122,65 @@ pub struct ToolErrorCode {
     /// Whether `hint` names a value only the schema gives (`{limit}`,
     /// `{allowed}`): read once here, not searched for at each refusal.
     pub hint_needs_value: bool,
+    /// Where `hint`'s placeholders stand, found once here: filling it
+    /// scans nothing.
+    pub hint_placeholders: Placeholders,
 }
 
-const fn tool_code(
+/// Placeholders a template holds at most.
+const MAX_PLACEHOLDERS: usize = 8;
+
+/// The `{name}` placeholders of a template (a brace, a name of ASCII
+/// letters and underscores, possibly empty, a brace), in order: each as
+/// the span of its braces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placeholders {
+    spans: [(u16, u16); MAX_PLACEHOLDERS],
+    count: u8,
+}
+
+impl Placeholders {
+    /// Those of `template` (at most [`MAX_PLACEHOLDERS`]: a template with
+    /// more does not compile).
+    pub const fn of(template: &str) -> Placeholders {
+        let text = template.as_bytes();
+        let mut found = Placeholders {
+            spans: [(0, 0); MAX_PLACEHOLDERS],
+            count: 0,
+        };
+        let mut at = 0;
+        while at < text.len() {
+            if text[at] == b'{' {
+                let mut end = at + 1;
+                while end < text.len() && (text[end].is_ascii_alphabetic() || text[end] == b'_') {
+                    end += 1;
+                }
+                if end < text.len() && text[end] == b'}' {
+                    assert!(
+                        (found.count as usize) < MAX_PLACEHOLDERS,
+                        "too many placeholders"
+                    );
+                    found.spans[found.count as usize] = (at as u16, end as u16 + 1);
+                    found.count += 1;
+                    at = end;
+                }
+            }
+            at += 1;
+        }
+        found
+    }
+
+    /// Each placeholder's span, braces included, in order.
+    pub fn spans(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.spans[..usize::from(self.count)]
+            .iter()
+            .map(|&(start, end)| (usize::from(start), usize::from(end)))
+    }
+}
+
+/// An entry of the table: its texts are the contract's, checked against
+/// its mapping by the value gate's tests.
+pub(crate) const fn tool_code(
     keyword: &'static str,
     code: &'static str,
     summary: &'static str,
@@ -136,6 +192,7 @@ const fn tool_code(
         summary,
         hint,
         hint_needs_value: names(hint, "{limit}") || names(hint, "{allowed}"),
+        hint_placeholders: Placeholders::of(hint),
     }
 }
 

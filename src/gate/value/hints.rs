@@ -18,7 +18,7 @@ use crate::catalog::Tool;
 use crate::catalog::subschemas::resolve;
 use crate::distill::{Keyword, PathToken, within_echo_bound};
 use crate::parse::{NodeKind, TapeNode};
-use crate::reject::codes::{TOOL_ERROR_FALLBACK, tool_error_code};
+use crate::reject::codes::{TOOL_ERROR_FALLBACK, ToolErrorCode, tool_error_code};
 
 /// Schemas gathered at one location at most.
 const MAX_SCHEMAS: usize = 64;
@@ -183,7 +183,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
                 }
                 return fill(
                     arena,
-                    tool_error_code("additionalProperties").hint,
+                    tool_error_code("additionalProperties"),
                     &[("path", path), ("extra", cut(arena, key))],
                 );
             }
@@ -210,7 +210,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
                 }
                 return fill(
                     arena,
-                    tool_error_code("enum").hint,
+                    tool_error_code("enum"),
                     &[("path", path), ("allowed", &list_values(arena, allowed))],
                 );
             }
@@ -219,7 +219,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
             if let Some(format) = first(&input.schemas(arena).1, "format").and_then(Value::as_str) {
                 return fill(
                     arena,
-                    tool_error_code("format").hint,
+                    tool_error_code("format"),
                     &[("path", path), ("format", cut(arena, format))],
                 );
             }
@@ -233,7 +233,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
             if let Some(limit) = first(&input.schemas(arena).1, input.keyword.as_str()) {
                 return fill(
                     arena,
-                    tool_error_code(input.keyword.as_str()).hint,
+                    tool_error_code(input.keyword.as_str()),
                     &[
                         ("path", path),
                         ("limit", &bumpalo::format!(in arena, "{}", limit)),
@@ -245,11 +245,11 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
     }
     let entry = tool_error_code(input.keyword.as_str());
     if entry.hint_needs_value {
-        return fill(arena, TOOL_ERROR_FALLBACK.hint, &[("path", path)]);
+        return fill(arena, &TOOL_ERROR_FALLBACK, &[("path", path)]);
     }
     fill(
         arena,
-        entry.hint,
+        entry,
         &[("path", path), ("validator", input.keyword.as_str())],
     )
 }
@@ -410,9 +410,11 @@ fn list_values<'b>(arena: &'b Bump, values: &[Value]) -> ArenaString<'b> {
     text
 }
 
-/// A template with `{name}` placeholders filled, one name after another
-/// (a value filled in is read again for the names after it).
-fn fill<'b>(arena: &'b Bump, template: &str, values: &[(&str, &str)]) -> ArenaString<'b> {
+/// A hint template (`entry`'s) with its `{name}` placeholders filled, one
+/// name after another (a value filled in is read again for the names
+/// after it).
+fn fill<'b>(arena: &'b Bump, entry: &ToolErrorCode, values: &[(&str, &str)]) -> ArenaString<'b> {
+    let template = entry.hint;
     // Bytes, not chars: a brace is ASCII, and the allowed-values list a
     // value may be is long.
     if values
@@ -421,31 +423,20 @@ fn fill<'b>(arena: &'b Bump, template: &str, values: &[(&str, &str)]) -> ArenaSt
     {
         return fill_in_turn(arena, template, values);
     }
-    // No value can make a placeholder: one pass over the template gives
-    // what replacing name after name would.
+    // No value can make a placeholder: one pass over the placeholders the
+    // table found gives what replacing name after name would.
     let room = template.len() + values.iter().map(|(_, value)| value.len()).sum::<usize>();
     let mut text = ArenaString::with_capacity_in(room, arena);
-    let mut rest = template;
-    while let Some(open) = memchr::memchr(b'{', rest.as_bytes()) {
-        let after = &rest[open + 1..];
-        let named = values.iter().find(|(name, _)| {
-            after
-                .strip_prefix(name)
-                .is_some_and(|tail| tail.starts_with('}'))
-        });
-        match named {
-            Some((name, value)) => {
-                text.push_str(&rest[..open]);
-                text.push_str(value);
-                rest = &after[name.len() + 1..];
-            }
-            None => {
-                text.push_str(&rest[..=open]);
-                rest = after;
-            }
+    let mut written = 0;
+    for (start, end) in entry.hint_placeholders.spans() {
+        let name = &template[start + 1..end - 1];
+        if let Some((_, value)) = values.iter().find(|(named, _)| *named == name) {
+            text.push_str(&template[written..start]);
+            text.push_str(value);
+            written = end;
         }
     }
-    text.push_str(rest);
+    text.push_str(&template[written..]);
     text
 }
 
@@ -492,6 +483,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::reject::codes::tool_code;
 
     #[test]
     fn a_near_miss_is_suggested_and_a_stranger_is_not() {
@@ -555,8 +547,9 @@ mod tests {
         for (name, value) in values {
             expected = expected.replace(&format!("{{{name}}}"), value);
         }
-        assert_eq!(fill(&arena, template, &values).as_str(), expected);
-        assert_eq!(fill(&arena, "none", &values).as_str(), "none");
+        let entry = |template| tool_code("", "", "", template);
+        assert_eq!(fill(&arena, &entry(template), &values).as_str(), expected);
+        assert_eq!(fill(&arena, &entry("none"), &values).as_str(), "none");
         // Values without braces take the one-pass path: the same text, for
         // every template the envelope fills and for a doubled brace.
         let plain = [
@@ -575,7 +568,7 @@ mod tests {
             ]);
         for template in templates {
             assert_eq!(
-                fill(&arena, template, &plain).as_str(),
+                fill(&arena, &entry(template), &plain).as_str(),
                 fill_in_turn(&arena, template, &plain).as_str(),
                 "{template}"
             );
