@@ -520,6 +520,35 @@ fn an_enum_hint_lists_the_values_of_the_enum_that_refused_the_value() {
 }
 
 #[test]
+fn a_detail_points_at_its_location_as_rfc_6901_writes_it_cut_past_the_echo_bound() {
+    let catalog = Catalog::from_json(
+        &json!([{"name": "bag", "inputSchema": {"type": "object",
+            "additionalProperties": {"type": "integer"}}}]),
+        CatalogSource::File,
+        &CatalogOptions::default(),
+    )
+    .unwrap();
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    gate.set_catalog(catalog);
+    let long = "k".repeat(3 * ECHO_BOUND);
+    let mut arguments = json!({"a~/b": "x", "~é//": "y", "plain": "z"});
+    arguments[&long] = json!("w");
+    let envelope = envelope_of(call(&gate, "bag", arguments));
+    let pointers: Vec<&str> = envelope["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|detail| detail["pointer"].as_str().unwrap())
+        .collect();
+    assert_eq!(pointers.len(), 4, "{pointers:?}");
+    for expected in ["/a~0~1b", "/~0é~1~1", "/plain"] {
+        assert!(pointers.contains(&expected), "{expected} in {pointers:?}");
+    }
+    let cut = pointers.iter().find(|p| p.starts_with("/kkk")).unwrap();
+    assert!(cut.ends_with('…') && cut.len() <= ECHO_BOUND + 8, "{cut}");
+}
+
+#[test]
 fn an_unknown_tool_is_refused_naming_it_or_forwarded_by_policy() {
     let gate = gate();
     let (reason, status, answer) = refused(call(&gate, "search_order", json!({})));

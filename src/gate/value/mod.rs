@@ -248,7 +248,12 @@ fn refuse_from<T, R>(
                     tokens.clear();
                     tokens.extend(location.path());
                     for problem in location.problems() {
-                        envelope.add(&tokens, location.received_type(), problem);
+                        let at = At {
+                            tokens: &tokens,
+                            pointer: location.pointer(),
+                            received_type: location.received_type(),
+                        };
+                        envelope.add(&at, problem);
                     }
                 }
                 let total = if gate == Gate::Required {
@@ -266,6 +271,14 @@ fn refuse_from<T, R>(
         };
         send(told, &envelope.finish(total, problem_count))
     })
+}
+
+/// Where a problem was found: the location's tokens, its pointer as the
+/// collector rendered it, and the type found there.
+struct At<'t, 'b> {
+    tokens: &'t [PathToken<'b>],
+    pointer: &'b str,
+    received_type: &'static str,
 }
 
 /// The envelope of a refused call, built in an arena one problem after
@@ -292,9 +305,13 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
     /// What is sent when a walk finds no cause for a refusal (as
     /// [`Distilled::unexplained`]).
     fn unexplained(&mut self) {
+        let at = At {
+            tokens: &[],
+            pointer: "",
+            received_type: "object",
+        };
         self.add(
-            &[],
-            "object",
+            &at,
             FoundProblem {
                 keyword: Keyword::Other,
                 via: None,
@@ -304,22 +321,21 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
         );
     }
 
-    /// One problem at `location`: its detail, and its hint while there is
-    /// room for one.
-    fn add(
-        &mut self,
-        location: &[PathToken<'_>],
-        received_type: &'static str,
-        problem: FoundProblem<'b>,
-    ) {
+    /// One problem at `at`: its detail, and its hint while there is room
+    /// for one.
+    fn add(&mut self, at: &At<'_, 'b>, problem: FoundProblem<'b>) {
         let arena = self.arena;
-        let mut tokens = ArenaVec::with_capacity_in(location.len() + 1, arena);
-        tokens.extend_from_slice(location);
-        let mut received_type = received_type;
+        let mut tokens = ArenaVec::with_capacity_in(at.tokens.len() + 1, arena);
+        tokens.extend_from_slice(at.tokens);
+        let mut received_type = at.received_type;
+        // The location's pointer as the collector rendered it, where it
+        // was not cut: `pointer_in` would write the same.
+        let mut pointer = Some(at.pointer).filter(|pointer| pointer.len() < ECHO_BOUND);
         // A missing property is reported where it is missing.
         if let Some(name) = missing_property(problem.keyword, problem.text) {
             tokens.push(PathToken::Key(name));
             received_type = "missing";
+            pointer = None;
         }
         let path = dotted_in(arena, &tokens);
         let code = tool_error_code(contract_keyword(problem.via.unwrap_or(problem.keyword))).code;
@@ -341,7 +357,7 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
             }
         }
         self.details.push(Detail {
-            pointer: pointer_in(arena, &tokens),
+            pointer: pointer.unwrap_or_else(|| pointer_in(arena, &tokens)),
             path,
             issue: problem.text,
             received_type,
