@@ -325,19 +325,21 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
     /// for one.
     fn add(&mut self, at: &At<'_, 'b>, problem: FoundProblem<'b>) {
         let arena = self.arena;
-        let mut tokens = ArenaVec::with_capacity_in(at.tokens.len() + 1, arena);
-        tokens.extend_from_slice(at.tokens);
+        let mut tokens = at.tokens;
         let mut received_type = at.received_type;
         // The location's pointer as the collector rendered it, where it
         // was not cut: `pointer_in` would write the same.
         let mut pointer = Some(at.pointer).filter(|pointer| pointer.len() < ECHO_BOUND);
         // A missing property is reported where it is missing.
         if let Some(name) = missing_property(problem.keyword, problem.text) {
-            tokens.push(PathToken::Key(name));
+            let mut missing = ArenaVec::with_capacity_in(tokens.len() + 1, arena);
+            missing.extend_from_slice(tokens);
+            missing.push(PathToken::Key(name));
+            tokens = missing.into_bump_slice();
             received_type = "missing";
             pointer = None;
         }
-        let path = dotted_in(arena, &tokens);
+        let path = dotted_in(arena, tokens);
         let code = tool_error_code(contract_keyword(problem.via.unwrap_or(problem.keyword))).code;
         if problem.keyword != Keyword::Other && self.hints.len() < MAX_HINTS {
             let arguments = self.arguments;
@@ -346,7 +348,7 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
                 &HintInput {
                     keyword: problem.keyword,
                     path,
-                    tokens: &tokens,
+                    tokens,
                     tool: self.tool,
                     arguments,
                     allowed: self.tool.explainer.allowed_values(&problem),
@@ -357,7 +359,7 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
             }
         }
         self.details.push(Detail {
-            pointer: pointer.unwrap_or_else(|| pointer_in(arena, &tokens)),
+            pointer: pointer.unwrap_or_else(|| pointer_in(arena, tokens)),
             path,
             issue: problem.text,
             received_type,
