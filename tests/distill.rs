@@ -583,11 +583,12 @@ fn problems_from_revisiting_branches_merge_and_dedupe() {
 
 // The body at the limit full of wrong items.
 
-/// Items whose schema only says `type` are checked in place rather than
-/// walked: the answer is the walk's, at every depth up to the frame cap
-/// (an item schema that says more, `minLength` here, is walked).
+/// Items whose schema only says `type`, or is a leaf (`minLength` here),
+/// are checked in place rather than walked: the answer is the walk's, at
+/// every depth up to the frame cap (an item schema that says more, a
+/// `not` here, is walked).
 #[test]
-fn items_that_only_say_type_are_explained_as_the_walk_explains_them() {
+fn items_checked_in_place_are_explained_as_the_walk_explains_them() {
     let nested = |leaf: Value, depth: usize| {
         (0..depth).fold(leaf, |inner, _| json!({"type": "array", "items": inner}))
     };
@@ -598,11 +599,10 @@ fn items_that_only_say_type_are_explained_as_the_walk_explains_them() {
     };
     let optional = json!({"anyOf": [{"type": "string"}, {"type": "null"}, {"type": "number"}]});
     let optional_walked = json!({"anyOf": [{"type": "string"}, {"type": "null"}, {"type": "number", "minimum": -1e9}]});
+    let walked_string = json!({"type": "string", "minLength": 0, "not": {"const": "never sent"}});
     for (item, walked_item) in [
-        (
-            json!({"type": "string"}),
-            json!({"type": "string", "minLength": 0}),
-        ),
+        (json!({"type": "string"}), walked_string.clone()),
+        (json!({"type": "string", "minLength": 0}), walked_string),
         (optional, optional_walked),
     ] {
         for depth in [0, 1, 2, 60, 120, 124, 125, 126, 127, 128, 130, 140] {

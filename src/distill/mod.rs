@@ -368,10 +368,15 @@ mod tests {
     }
 
     #[test]
-    fn a_member_whose_node_says_only_type_is_reported_as_a_walked_one() {
-        // `minLength: 0` refuses nothing but makes a node say more than
-        // `type`, so its member is walked rather than checked in place.
-        let walked = |types: Value| json!({"type": types, "minLength": 0});
+    fn a_member_checked_in_place_is_reported_as_a_walked_one() {
+        // Three nodes that refuse the same values: `type` alone and a leaf
+        // (`minLength: 0` refuses nothing) are checked in place; a `not`
+        // no value sent meets makes the third say more than a leaf, so its
+        // member is walked.
+        let only_type = |types: Value| json!({"type": types});
+        let leaf = |types: Value| json!({"type": types, "minLength": 0});
+        let walked =
+            |types: Value| json!({"type": types, "minLength": 0, "not": {"const": "never sent"}});
         let schema = |member: &dyn Fn(Value) -> Value| {
             json!({"$defs": {"node": {"type": "object", "properties": {
                 "name": member(json!("string")),
@@ -385,23 +390,25 @@ mod tests {
         for _ in 0..3 {
             instance = json!({"name": "ok", "count": null, "next": instance, "flag": []});
         }
-        let in_place = explain(schema(&|types| json!({"type": types})), instance.clone());
-        let by_walk = explain(schema(&walked), instance.clone());
-        assert_eq!(reports(&in_place), reports(&by_walk));
-        assert_eq!(in_place.total, 6, "{:?}", reports(&in_place));
-        // Deep enough to meet the frame cap: both ways stop alike.
+        let by_walk = reports(&explain(schema(&walked), instance.clone()));
+        for member in [&only_type as &dyn Fn(Value) -> Value, &leaf] {
+            let in_place = explain(schema(member), instance.clone());
+            assert_eq!(reports(&in_place), by_walk);
+            assert_eq!(in_place.total, 6, "{:?}", reports(&in_place));
+        }
+        // Deep enough to meet the frame cap: every way stops alike.
         for _ in 0..300 {
             instance = json!({"next": instance, "name": "deep"});
         }
-        let in_place = explain(schema(&|types| json!({"type": types})), instance.clone());
-        let by_walk = explain(schema(&walked), instance);
-        assert_eq!(reports(&in_place), reports(&by_walk));
+        let by_walk = reports(&explain(schema(&walked), instance.clone()));
         assert!(
-            in_place
-                .locations
+            by_walk
                 .iter()
-                .any(|l| l.problems.iter().any(|p| p.text == texts::TOO_DEEP))
+                .any(|(_, _, _, text)| text == texts::TOO_DEEP)
         );
+        for member in [&only_type as &dyn Fn(Value) -> Value, &leaf] {
+            assert_eq!(reports(&explain(schema(member), instance.clone())), by_walk);
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::super::Keyword;
 use super::super::build::{Build, STATIC_DEPTH};
 use super::super::texts::{self, Msg};
-use super::super::walk::{EmptyAccepted, OnFalse, Walker};
+use super::super::walk::{EmptyAccepted, OnFalse, Shape, Walker};
 use super::NodeId;
 use super::string::as_count;
 
@@ -52,6 +52,9 @@ pub(crate) struct ItemsKw<F: Json> {
     items: Option<NodeId>,
     /// Which empty containers `items` accepts.
     items_empty: EmptyAccepted,
+    /// Whether `items` is a leaf, checked in place (set by
+    /// [`ItemsKw::link`]).
+    items_leaf: bool,
     contains: Option<Contains<F>>,
     min: Option<(u64, String)>,
     max: Option<(u64, String)>,
@@ -134,12 +137,21 @@ impl<F: Json> ItemsKw<F> {
             prefix,
             items,
             items_empty,
+            items_leaf: false,
             contains,
             min,
             max,
             unique,
             unevaluated,
         })
+    }
+
+    /// Reads, once every node is built, whether `items` is a leaf
+    /// (`shapes`, indexed by node).
+    pub fn link(&mut self, shapes: &[Shape]) {
+        self.items_leaf = self
+            .items
+            .is_some_and(|id| matches!(shapes.get(id as usize), Some(Shape::Leaf)));
     }
 
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
@@ -202,7 +214,11 @@ impl<F: Json> ItemsKw<F> {
             return;
         }
         if let Some(id) = self.items {
-            w.walk_element(index, id, element, ON_ITEMS);
+            if self.items_leaf {
+                w.leaf_element(index, id, element, ON_ITEMS);
+            } else {
+                w.walk_element(index, id, element, ON_ITEMS);
+            }
             return;
         }
         if let Some(unevaluated) = &self.unevaluated {

@@ -18,7 +18,7 @@ use jsonschema::json::Json;
 use serde_json::Value;
 
 use super::build::Build;
-use super::walk::Walker;
+use super::walk::{Shape, Walker};
 
 /// Index of a node in the explainer's table.
 pub(crate) type NodeId = u32;
@@ -66,6 +66,32 @@ impl<F: Json> ObjNode<F> {
         combinators.only_any_of()
     }
 
+    /// Whether the node holds only keywords of a value's own (`type`,
+    /// `enum`, `const`, the numeric, string and format keywords): nothing
+    /// that walks into the value or applies another schema, so that
+    /// [`check_leaf`] checks all it says.
+    pub fn is_leaf(&self) -> bool {
+        let ObjNode {
+            types: _,
+            enum_const: _,
+            numeric: _,
+            string: _,
+            format: _,
+            reference,
+            required,
+            properties,
+            items,
+            combinators,
+            other,
+        } = self;
+        reference.is_none()
+            && required.is_none()
+            && properties.is_none()
+            && items.is_none()
+            && combinators.is_none()
+            && other.is_none()
+    }
+
     /// Whether the node says nothing besides `type` and the combinators.
     fn says_no_more(&self) -> bool {
         let ObjNode {
@@ -96,18 +122,25 @@ impl<F: Json> ObjNode<F> {
 /// Completes what each node reads of the nodes it points to, once the
 /// table holds them all.
 pub(crate) fn link<F: Json>(nodes: &mut [SchemaNode<F>]) {
-    let only_types: Vec<Option<type_::TypeMask>> = nodes
+    let shapes: Vec<Shape> = nodes
         .iter()
         .map(|node| match node {
-            SchemaNode::Object(node) => node.only_types(),
-            _ => None,
+            SchemaNode::Object(node) => match node.only_types() {
+                Some(mask) => Shape::OnlyTypes(mask),
+                None if node.is_leaf() => Shape::Leaf,
+                None => Shape::Walked,
+            },
+            _ => Shape::Walked,
         })
         .collect();
     for node in nodes {
-        if let SchemaNode::Object(node) = node
-            && let Some(properties) = &mut node.properties
-        {
-            properties.link(&only_types);
+        if let SchemaNode::Object(node) = node {
+            if let Some(properties) = &mut node.properties {
+                properties.link(&shapes);
+            }
+            if let Some(items) = &mut node.items {
+                items.link(&shapes);
+            }
         }
     }
 }
@@ -137,6 +170,28 @@ pub(crate) fn compile<F: Json>(
         combinators: combinators::CombinatorsKw::compile(b, pointer, schema).map(Box::new),
         other: other::OtherKw::compile(b, schema),
     }))
+}
+
+/// Checks the keywords of a leaf node ([`ObjNode::is_leaf`]) against
+/// `instance`: those of [`check`] a leaf can hold, in its order.
+pub(crate) fn check_leaf<'a, F: Json>(
+    w: &mut Walker<'_, 'a, F>,
+    node: &ObjNode<F>,
+    instance: &F::Node<'a>,
+) {
+    let type_ok = node.types.as_ref().is_none_or(|t| t.check(w, instance));
+    if type_ok && let Some(kw) = &node.enum_const {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.numeric {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.string {
+        kw.check(w, instance);
+    }
+    if let Some(kw) = &node.format {
+        kw.check(w, instance);
+    }
 }
 
 /// Checks every keyword of `node` against `instance`.

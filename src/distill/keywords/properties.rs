@@ -12,10 +12,9 @@ use crate::parse::{SHORT_LIST, same_text};
 use super::super::Keyword;
 use super::super::build::{Build, STATIC_DEPTH};
 use super::super::texts::{self, Msg};
-use super::super::walk::{MemberNode, OnFalse, Walker};
+use super::super::walk::{MemberNode, OnFalse, Shape, Walker};
 use super::NodeId;
 use super::string::as_count;
-use super::type_::TypeMask;
 
 const ON_PROPERTY: OnFalse = OnFalse {
     keyword: Keyword::False,
@@ -156,15 +155,15 @@ impl<F: Json> PropertiesKw<F> {
         })
     }
 
-    /// Reads, once every node is built, which member nodes say only
-    /// `type` (`only_types`, indexed by node).
-    pub fn link(&mut self, only_types: &[Option<TypeMask>]) {
+    /// Reads, once every node is built, the shape of each member node
+    /// (`shapes`, indexed by node).
+    pub fn link(&mut self, shapes: &[Shape]) {
         let members = self
             .properties
             .iter_mut()
             .map(|property| &mut property.member);
         for member in members.chain(&mut self.additional) {
-            member.link(only_types);
+            member.link(shapes);
         }
     }
 
