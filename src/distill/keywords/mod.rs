@@ -172,8 +172,9 @@ pub(crate) fn compile<F: Json>(
     }))
 }
 
-/// Checks the keywords of a leaf node ([`ObjNode::is_leaf`]) against
-/// `instance`: those of [`check`] a leaf can hold, in its order.
+/// Checks the keywords a leaf node ([`ObjNode::is_leaf`]) can hold
+/// against `instance`. Inline: [`check`] begins with it.
+#[inline(always)]
 pub(crate) fn check_leaf<'a, F: Json>(
     w: &mut Walker<'_, 'a, F>,
     node: &ObjNode<F>,
@@ -194,26 +195,15 @@ pub(crate) fn check_leaf<'a, F: Json>(
     }
 }
 
-/// Checks every keyword of `node` against `instance`.
+/// Checks every keyword of `node` against `instance`: a leaf's first
+/// (the collector orders what it keeps, not the checks).
 pub(crate) fn check<'a, F: Json>(
     w: &mut Walker<'_, 'a, F>,
     node: &ObjNode<F>,
     instance: &F::Node<'a>,
 ) {
-    let type_ok = node.types.as_ref().is_none_or(|t| t.check(w, instance));
-    if type_ok && let Some(kw) = &node.enum_const {
-        kw.check(w, instance);
-    }
+    check_leaf(w, node, instance);
     if let Some(kw) = &node.required {
-        kw.check(w, instance);
-    }
-    if let Some(kw) = &node.numeric {
-        kw.check(w, instance);
-    }
-    if let Some(kw) = &node.string {
-        kw.check(w, instance);
-    }
-    if let Some(kw) = &node.format {
         kw.check(w, instance);
     }
     let before = w.out.emitted();
