@@ -310,13 +310,10 @@ fn a_scalar_for_an_array_is_wrapped_beside_other_wrong_values_under_names_as_sen
         &[],
     );
     let refused = envelope(verdict);
-    let paths: Vec<&str> = refused["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, ["filters.currency", "region"]);
+    assert_eq!(
+        detail_field(&refused, "path"),
+        ["filters.currency", "region"]
+    );
     assert_eq!(
         refused["_meta"]["normalized"],
         json!([{"kind": "coerced", "field": "marketplaceIds", "from_type": "string", "to_type": "array", "reason": "schema_wants_array"}])

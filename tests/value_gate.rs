@@ -100,21 +100,11 @@ fn check_tool_answer(answer: &Value, revision: &str) {
 }
 
 fn codes(envelope: &Value) -> Vec<&str> {
-    envelope["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["error_code"].as_str().unwrap())
-        .collect()
+    detail_field(envelope, "error_code")
 }
 
 fn paths(envelope: &Value) -> Vec<&str> {
-    envelope["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["path"].as_str().unwrap())
-        .collect()
+    detail_field(envelope, "path")
 }
 
 fn valid_order_search() -> Value {
@@ -534,12 +524,7 @@ fn a_detail_points_at_its_location_as_rfc_6901_writes_it_cut_past_the_echo_bound
     let mut arguments = json!({"a~/b": "x", "~é//": "y", "plain": "z"});
     arguments[&long] = json!("w");
     let envelope = envelope_of(call(&gate, "bag", arguments));
-    let pointers: Vec<&str> = envelope["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|detail| detail["pointer"].as_str().unwrap())
-        .collect();
+    let pointers = detail_field(&envelope, "pointer");
     assert_eq!(pointers.len(), 4, "{pointers:?}");
     for expected in ["/a~0~1b", "/~0é~1~1", "/plain"] {
         assert!(pointers.contains(&expected), "{expected} in {pointers:?}");

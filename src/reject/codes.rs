@@ -144,6 +144,10 @@ impl Placeholders {
     /// more does not compile).
     pub const fn of(template: &str) -> Placeholders {
         let text = template.as_bytes();
+        assert!(
+            text.len() <= u16::MAX as usize,
+            "a template's spans are u16"
+        );
         let mut found = Placeholders {
             spans: [(0, 0); MAX_PLACEHOLDERS],
             count: 0,

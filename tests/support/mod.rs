@@ -102,6 +102,16 @@ pub fn is_upper_snake(code: &str) -> bool {
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// One field of each detail of a tool-dialect envelope, in order.
+pub fn detail_field<'e>(envelope: &'e Value, field: &str) -> Vec<&'e str> {
+    envelope["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|detail| detail[field].as_str().unwrap())
+        .collect()
+}
+
 /// What the project itself promises of the error envelope it writes in
 /// `structuredContent` (src/reject/dialect.rs): checked whether or not the
 /// contract's schema is at hand, so a fresh clone still holds the shape.

@@ -126,9 +126,9 @@ pub struct HintInput<'h, 'a> {
     /// The sent arguments, when found: the hints that compare with the
     /// sent value or keys look them up (most hints need neither).
     pub arguments: Option<TapeNode<'a>>,
-    /// The values allowed by the `enum` that refused the value, where the
-    /// explainer has them ([`Explainer::allowed_values`]): read there,
-    /// not looked up in the tool's schema.
+    /// The values allowed by the `enum` that refused the value, as the
+    /// explainer compiled them ([`Explainer::allowed_values`]), not looked
+    /// up in the tool's schema: every `enum` problem has them.
     ///
     /// [`Explainer::allowed_values`]: crate::distill::Explainer::allowed_values
     pub allowed: Option<&'h [Value]>,
@@ -189,12 +189,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
             }
         }
         Keyword::Enum => {
-            // The refusing node's own values, else the first the schemas
-            // at the location list.
-            let allowed = input
-                .allowed
-                .or_else(|| first_array(&input.schemas(arena).1, "enum").map(Vec::as_slice));
-            if let Some(allowed) = allowed {
+            if let Some(allowed) = input.allowed {
                 if let Some(text) = input
                     .arguments
                     .and_then(|arguments| value_at(arguments, input.tokens))
@@ -386,10 +381,6 @@ fn property_names<'s, 'b>(arena: &'b Bump, schemas: &[&'s Value]) -> ArenaVec<'b
 
 fn first<'s>(schemas: &[&'s Value], keyword: &str) -> Option<&'s Value> {
     schemas.iter().find_map(|s| s.get(keyword))
-}
-
-fn first_array<'s>(schemas: &[&'s Value], keyword: &str) -> Option<&'s Vec<Value>> {
-    first(schemas, keyword).and_then(Value::as_array)
 }
 
 /// Allowed values for a hint: strings bare, others as JSON, bounded.
