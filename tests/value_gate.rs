@@ -510,6 +510,43 @@ fn an_enum_hint_lists_the_values_of_the_enum_that_refused_the_value() {
 }
 
 #[test]
+fn a_limit_or_format_hint_names_the_bound_of_the_schema_that_refused_the_value() {
+    // Two schemas applied in place: the value passes the first's bound and
+    // not the second's, so the hint names the second's, never a bound the
+    // value already meets.
+    let catalog = Catalog::from_json(
+        &json!([{"name": "dial", "inputSchema": {"type": "object",
+            "properties": {
+                "level": {"allOf": [{"minimum": 0}, {"minimum": 5}]},
+                "tag": {"allOf": [{"maxLength": 10}, {"maxLength": 3}]},
+                "ids": {"allOf": [{"minItems": 0}, {"minItems": 2}]},
+                "at": {"allOf": [{"format": "email"}, {"format": "date"}]}}}}]),
+        CatalogSource::File,
+        &CatalogOptions::default(),
+    )
+    .unwrap();
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    gate.set_catalog(catalog);
+    let hints = |arguments| envelope_of(call(&gate, "dial", arguments))["hints"].clone();
+    assert_eq!(
+        hints(json!({"level": 3})),
+        json!(["Use a value at least 5 for level."])
+    );
+    assert_eq!(
+        hints(json!({"tag": "abcd"})),
+        json!(["Shorten tag to at most 3 characters."])
+    );
+    assert_eq!(
+        hints(json!({"ids": [1]})),
+        json!(["Provide at least 2 items in ids."])
+    );
+    assert_eq!(
+        hints(json!({"at": "a@example.com"})),
+        json!(["Provide a valid date for at."])
+    );
+}
+
+#[test]
 fn a_detail_points_at_its_location_as_rfc_6901_writes_it_cut_past_the_echo_bound() {
     let catalog = Catalog::from_json(
         &json!([{"name": "bag", "inputSchema": {"type": "object",

@@ -32,6 +32,19 @@ use jsonschema::json::Json;
 use serde_json::Value;
 
 pub use build::local_pointer;
+
+/// What a schema node says for a problem's keyword ([`Explainer::schema_word`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SchemaWord<'e> {
+    /// The values an `enum` allows.
+    Values(&'e [Value]),
+    /// A numeric bound, as the schema writes it.
+    Number(&'e Value),
+    /// A length or item-count bound.
+    Count(u64),
+    /// A format's name.
+    Name(&'e str),
+}
 pub use collect::{
     Collector, Distilled, Found, FoundProblem, LocationReport, Problem, summary_line,
     write_summary_line,
@@ -230,11 +243,32 @@ impl<F: Json> Explainer<F> {
         Ok(Explainer { nodes })
     }
 
-    /// The values allowed by the `enum` of the schema node that reported
-    /// `problem` (found by this explainer), as its schema lists them.
-    pub fn allowed_values(&self, problem: &FoundProblem<'_>) -> Option<&[Value]> {
-        match self.nodes.get(problem.node? as usize)? {
-            SchemaNode::Object(node) => node.enum_const.as_ref()?.allowed(),
+    /// What the schema node that reported `problem` (found by this
+    /// explainer) says for the problem's keyword, for the hint that names
+    /// it: an `enum`'s values, a bound, a format. `None` for the other
+    /// keywords, and for a problem no walk found.
+    pub fn schema_word(&self, problem: &FoundProblem<'_>) -> Option<SchemaWord<'_>> {
+        let SchemaNode::Object(node) = self.nodes.get(problem.node? as usize)? else {
+            return None;
+        };
+        match problem.keyword {
+            Keyword::Enum => node.enum_const.as_ref()?.allowed().map(SchemaWord::Values),
+            Keyword::Minimum | Keyword::Maximum => node
+                .numeric
+                .as_ref()?
+                .limit(problem.keyword)
+                .map(SchemaWord::Number),
+            Keyword::MinLength | Keyword::MaxLength => node
+                .string
+                .as_ref()?
+                .limit(problem.keyword)
+                .map(SchemaWord::Count),
+            Keyword::MinItems | Keyword::MaxItems => node
+                .items
+                .as_ref()?
+                .limit(problem.keyword)
+                .map(SchemaWord::Count),
+            Keyword::Format => Some(SchemaWord::Name(node.format.as_ref()?.name())),
             _ => None,
         }
     }

@@ -13,6 +13,8 @@ use super::super::walk::Walker;
 
 pub(crate) struct FormatKw<F: Json> {
     validator: Validator<F>,
+    /// The format's name, for the hint that names it.
+    name: String,
     text: String,
 }
 
@@ -25,8 +27,14 @@ impl<F: Json> FormatKw<F> {
         let validator = b.leaf(json!({ "format": name }), true)?;
         Some(FormatKw {
             validator,
+            name: name.to_owned(),
             text: texts::format(name),
         })
+    }
+
+    /// The format's name, as the schema writes it.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {

@@ -154,6 +154,16 @@ impl<F: Json> ItemsKw<F> {
             .is_some_and(|id| matches!(shapes.get(id as usize), Some(Shape::Leaf)));
     }
 
+    /// The bound of `keyword` (`minItems` or `maxItems`).
+    pub fn limit(&self, keyword: Keyword) -> Option<u64> {
+        let bound = match keyword {
+            Keyword::MinItems => &self.min,
+            Keyword::MaxItems => &self.max,
+            _ => return None,
+        };
+        bound.as_ref().map(|(limit, _)| *limit)
+    }
+
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
         let Some(array) = instance.as_array() else {
             return;

@@ -18,6 +18,8 @@ struct Bound<F: Json> {
     keyword: Keyword,
     validator: Validator<F>,
     text: String,
+    /// The bound as the schema writes it, for the hint that names it.
+    limit: Value,
     /// `multipleOf`'s divisor, to tell overflow from a plain miss.
     divisor: Option<f64>,
 }
@@ -55,12 +57,19 @@ impl<F: Json> NumericKw<F> {
                 keyword,
                 validator,
                 text: text(bound),
+                limit: bound.clone(),
                 divisor: (keyword == Keyword::MultipleOf)
                     .then(|| bound.as_f64())
                     .flatten(),
             });
         }
         (!bounds.is_empty()).then_some(NumericKw { bounds })
+    }
+
+    /// The bound of `keyword`, as the schema writes it.
+    pub fn limit(&self, keyword: Keyword) -> Option<&Value> {
+        let bound = self.bounds.iter().find(|bound| bound.keyword == keyword)?;
+        Some(&bound.limit)
     }
 
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {

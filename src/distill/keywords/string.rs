@@ -40,6 +40,16 @@ impl<F: Json> StringKw<F> {
         })
     }
 
+    /// The bound of `keyword` (`minLength` or `maxLength`).
+    pub fn limit(&self, keyword: Keyword) -> Option<u64> {
+        let bound = match keyword {
+            Keyword::MinLength => &self.min_length,
+            Keyword::MaxLength => &self.max_length,
+            _ => return None,
+        };
+        bound.as_ref().map(|(limit, _)| *limit)
+    }
+
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
         if !instance.is_string() {
             return;

@@ -2,11 +2,11 @@
 //! key or tool name, `case_mismatch` for a key or an allowed value that
 //! differs only in case, `enum_suggest` with the allowed values,
 //! `missing_required`, and otherwise the envelope contract's hint for the
-//! keyword. They are read from the tool's schema at the problem's location
-//! (the schema's words; an `enum`'s values from the very schema that
-//! refused the value, as the explainer compiled it) and from the sent key
-//! or value only to compare; a sent key is quoted only cut at the echo
-//! bound.
+//! keyword. The schema's words they name (an `enum`'s values, a bound, a
+//! format) are the very schema's that refused the value, as the explainer
+//! compiled it; an unknown key's near misses are read from the tool's
+//! schema at the key's parent. The sent key or value is read only to
+//! compare; a sent key is quoted only cut at the echo bound.
 
 use std::fmt::Write as _;
 
@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::catalog::Tool;
 use crate::catalog::subschemas::resolve;
-use crate::distill::{Keyword, PathToken, within_echo_bound};
+use crate::distill::{Keyword, PathToken, SchemaWord, within_echo_bound};
 use crate::parse::{NodeKind, TapeNode};
 use crate::reject::codes::{TOOL_ERROR_FALLBACK, ToolErrorCode, tool_error_code};
 
@@ -73,9 +73,9 @@ fn schemas_at<'s, 'b>(
 }
 
 /// `schema` and the parts applied with it in place, in the order
-/// `allOf`, `anyOf`, `oneOf`, `then`, `else`, `$ref` (the first schema
-/// holding a keyword gives its hint). The keywords are found in one pass
-/// over the schema's members, not looked up one by one.
+/// `allOf`, `anyOf`, `oneOf`, `then`, `else`, `$ref` (the properties an
+/// unknown key is compared with are all of theirs). The keywords are found
+/// in one pass over the schema's members, not looked up one by one.
 fn expand<'s>(root: &'s Value, schema: &'s Value, out: &mut ArenaVec<'_, &'s Value>, depth: usize) {
     let Some(members) = schema.as_object() else {
         return;
@@ -126,25 +126,28 @@ pub struct HintInput<'h, 'a> {
     /// The sent arguments, when found: the hints that compare with the
     /// sent value or keys look them up (most hints need neither).
     pub arguments: Option<TapeNode<'a>>,
-    /// The values allowed by the `enum` that refused the value, as the
-    /// explainer compiled them ([`Explainer::allowed_values`]), not looked
-    /// up in the tool's schema: every `enum` problem has them.
+    /// What the schema that refused the value says for the keyword (an
+    /// `enum`'s values, a bound, a format), as the explainer compiled it
+    /// ([`Explainer::schema_word`]), not looked up in the tool's schema:
+    /// where schemas apply in place, the first one holding the keyword
+    /// may not be the one that refused.
     ///
-    /// [`Explainer::allowed_values`]: crate::distill::Explainer::allowed_values
-    pub allowed: Option<&'h [Value]>,
+    /// [`Explainer::schema_word`]: crate::distill::Explainer::schema_word
+    pub word: Option<SchemaWord<'h>>,
 }
 
 impl<'h> HintInput<'h, '_> {
-    /// The schemas at the location's parent (for keys) and at it, gathered
-    /// by the hints that read them: the hint of a wrong type or a missing
-    /// property reads none, and the gathering costs more than the hint.
-    fn schemas<'b>(&self, arena: &'b Bump) -> (ArenaVec<'b, &'h Value>, ArenaVec<'b, &'h Value>) {
+    /// The schemas at the location's parent, gathered by the hints for an
+    /// unknown key, which name its properties (the others read none: the
+    /// gathering costs more than the hint).
+    fn parent_schemas<'b>(&self, arena: &'b Bump) -> ArenaVec<'b, &'h Value> {
         schemas_at(
             arena,
             &self.tool.schema,
             self.tool.applies_in_place,
             self.tokens,
         )
+        .0
     }
 }
 
@@ -176,7 +179,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
         }
         Keyword::AdditionalProperties | Keyword::UnevaluatedProperties => {
             if let Some(PathToken::Key(key)) = input.tokens.last() {
-                let (parent, _) = input.schemas(arena);
+                let parent = input.parent_schemas(arena);
                 let names = property_names(arena, &parent);
                 if let Some(hint) = key_hint(arena, key, &names) {
                     return hint;
@@ -189,7 +192,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
             }
         }
         Keyword::Enum => {
-            if let Some(allowed) = input.allowed {
+            if let Some(SchemaWord::Values(allowed)) = input.word {
                 if let Some(text) = input
                     .arguments
                     .and_then(|arguments| value_at(arguments, input.tokens))
@@ -210,33 +213,27 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
                 );
             }
         }
-        Keyword::Format => {
-            if let Some(format) = first(&input.schemas(arena).1, "format").and_then(Value::as_str) {
-                return fill(
-                    arena,
-                    tool_error_code("format"),
-                    &[("path", path), ("format", cut(arena, format))],
-                );
-            }
-        }
-        Keyword::Maximum
-        | Keyword::Minimum
-        | Keyword::MaxItems
-        | Keyword::MinItems
-        | Keyword::MaxLength
-        | Keyword::MinLength => {
-            if let Some(limit) = first(&input.schemas(arena).1, input.keyword.as_str()) {
+        _ => {
+            let word = match input.word {
+                Some(SchemaWord::Name(format)) => Some(("format", cut(arena, format))),
+                Some(SchemaWord::Number(limit)) => Some((
+                    "limit",
+                    bumpalo::format!(in arena, "{}", limit).into_bump_str(),
+                )),
+                Some(SchemaWord::Count(limit)) => Some((
+                    "limit",
+                    bumpalo::format!(in arena, "{}", limit).into_bump_str(),
+                )),
+                Some(SchemaWord::Values(_)) | None => None,
+            };
+            if let Some(word) = word {
                 return fill(
                     arena,
                     tool_error_code(input.keyword.as_str()),
-                    &[
-                        ("path", path),
-                        ("limit", &bumpalo::format!(in arena, "{}", limit)),
-                    ],
+                    &[("path", path), word],
                 );
             }
         }
-        _ => {}
     }
     let entry = tool_error_code(input.keyword.as_str());
     if entry.hint_needs_value {
@@ -377,10 +374,6 @@ fn property_names<'s, 'b>(arena: &'b Bump, schemas: &[&'s Value]) -> ArenaVec<'b
     names.sort_unstable();
     names.dedup();
     names
-}
-
-fn first<'s>(schemas: &[&'s Value], keyword: &str) -> Option<&'s Value> {
-    schemas.iter().find_map(|s| s.get(keyword))
 }
 
 /// Allowed values for a hint: strings bare, others as JSON, bounded.
@@ -579,7 +572,9 @@ mod tests {
         ];
         let arena = Bump::new();
         let (parent, here) = schemas_at(&arena, &root, true, &path);
-        assert_eq!(first(&here, "maxLength"), Some(&json!(8)));
+        let first =
+            |schemas: &[&Value], keyword| schemas.iter().find_map(|s| s.get(keyword)).cloned();
+        assert_eq!(first(&here, "maxLength"), Some(json!(8)));
         // The parent is the line the `$ref` names, not the array's items.
         assert_eq!(parent.len(), 2);
         assert!(first(&parent, "properties").is_some_and(|p| p.get("sku").is_some()));

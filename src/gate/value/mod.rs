@@ -351,7 +351,7 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
                     tokens,
                     tool: self.tool,
                     arguments,
-                    allowed: self.tool.explainer.allowed_values(&problem),
+                    word: self.tool.explainer.schema_word(&problem),
                 },
             );
             if !self.hints.contains(&hint) {
