@@ -115,6 +115,10 @@ pub(crate) struct Walker<'e, 'a, F: Json> {
     ///
     /// [`FoundProblem::node`]: super::FoundProblem::node
     node: NodeId,
+    /// The token of the leaf being checked in place ([`Walker::leaf`]),
+    /// pushed onto the path only when a problem is reported there: most
+    /// leaves pass, and the push and pop cost more than their check.
+    pending: Option<Tok<'a>>,
 }
 
 impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
@@ -130,6 +134,7 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
             buf: F::StringBuffer::default(),
             via: None,
             node: 0,
+            pending: None,
         }
     }
 
@@ -220,20 +225,26 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
             return;
         }
         let nodes = self.nodes;
-        self.path.push(token);
+        // The frame as the walk counts it, with `token` on the path.
         let (true, SchemaNode::Object(node)) = (
-            self.steps < STEP_BUDGET && self.frames + self.path.len() < MAX_FRAMES,
+            self.steps < STEP_BUDGET && self.frames + self.path.len() + 1 < MAX_FRAMES,
             &nodes[id as usize],
         ) else {
+            self.path.push(token);
             self.walk(id, value, on_false);
             self.pop();
             return;
         };
         self.steps += 1;
         let outer = std::mem::replace(&mut self.node, id);
+        debug_assert!(self.pending.is_none(), "a leaf's check holds no other");
+        self.pending = Some(token);
         keywords::check_leaf(self, node, value);
+        // Still pending: nothing was reported, and the path never held it.
+        if self.pending.take().is_none() {
+            self.pop();
+        }
         self.node = outer;
-        self.pop();
     }
 
     /// The in-place check of [`Walker::member`]. (Out of line, so that the
@@ -393,6 +404,9 @@ impl<'e, 'a, F: Json> Walker<'e, 'a, F> {
         msg: Msg<'_>,
         node: NodeId,
     ) {
+        if let Some(token) = self.pending.take() {
+            self.path.push(token);
+        }
         self.out.path_kept(self.kept);
         self.out
             .report(&self.path, received_type, keyword, via, msg, node);
