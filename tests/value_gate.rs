@@ -544,6 +544,9 @@ fn a_limit_or_format_hint_names_the_bound_of_the_schema_that_refused_the_value()
         hints(json!({"at": "a@example.com"})),
         json!(["Provide a valid date for at."])
     );
+    // A format says nothing of a value that is not a string.
+    let envelope = envelope_of(call(&gate, "dial", json!({"at": 5, "level": 3})));
+    assert_eq!(detail_field(&envelope, "path"), ["level"], "{envelope}");
 }
 
 #[test]

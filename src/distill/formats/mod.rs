@@ -14,13 +14,29 @@ use jsonschema::json::Json;
 pub use date_time::is_date_time;
 pub use email::is_email;
 
+/// A format's check: whether a string is of the format.
+type FormatCheck = fn(&str) -> bool;
+
+/// The formats the gate decides itself, and their checks.
+const OWN_FORMATS: [(&str, FormatCheck); 2] = [("email", is_email), ("date-time", is_date_time)];
+
 /// Registers the gate's checks of the formats it decides itself.
 pub fn with_own_formats<'i, R, F: Json>(
-    options: ValidationOptions<'i, R, F>,
+    mut options: ValidationOptions<'i, R, F>,
 ) -> ValidationOptions<'i, R, F> {
+    for (name, check) in OWN_FORMATS {
+        options = options.with_format(name, check);
+    }
     options
-        .with_format("email", is_email)
-        .with_format("date-time", is_date_time)
+}
+
+/// The gate's own check of `format`, if it decides that format itself:
+/// what a validator [`with_own_formats`] built calls for a string.
+pub fn own_check(format: &str) -> Option<FormatCheck> {
+    OWN_FORMATS
+        .iter()
+        .find(|(name, _)| *name == format)
+        .map(|(_, check)| *check)
 }
 
 /// `jsonschema`'s own checks, for the cases the one-pass checks leave.
