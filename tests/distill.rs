@@ -142,6 +142,56 @@ fn assert_bounds(d: &Distilled) {
 // Every text per keyword.
 
 #[test]
+fn a_bound_refuses_exactly_the_numbers_its_validator_refuses() {
+    // Integer bounds are compared without the validator: at the edges of
+    // u64, i64 and f64's exact integers, and with floats beside them, the
+    // walk reports a bound exactly where jsonschema's validator refuses.
+    let limits = [
+        json!(0),
+        json!(5),
+        json!(-3),
+        json!(u64::MAX),
+        json!(i64::MIN),
+        json!(9_007_199_254_740_993_u64),
+        json!(2.5),
+    ];
+    let instances = [
+        json!(0),
+        json!(-0.0),
+        json!(4.999_999_999),
+        json!(5),
+        json!(5.0),
+        json!(-3),
+        json!(-3.000_000_1),
+        json!(u64::MAX),
+        json!(18_446_744_073_709_551_615.0),
+        json!(i64::MIN),
+        json!(-9_223_372_036_854_775_808.0),
+        json!(9_007_199_254_740_992_u64),
+        json!(9_007_199_254_740_993_u64),
+        json!(9_007_199_254_740_992.0),
+        json!(1e300),
+        json!(-1e300),
+        json!("5"),
+    ];
+    for keyword in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] {
+        for limit in &limits {
+            let schema = json!({ keyword: limit });
+            let validator = jsonschema::draft202012::new(&schema).unwrap();
+            let explainer = explainer(&schema);
+            for instance in &instances {
+                let refused = explain_with(&explainer, instance).total > 0;
+                assert_eq!(
+                    refused,
+                    !validator.is_valid(instance),
+                    "{schema} against {instance}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn every_keyword_has_its_own_text() {
     let cases: Vec<(Value, Value, &str, Keyword, &str)> = vec![
         (

@@ -1,9 +1,13 @@
 //! `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
-//! `multipleOf`: decided by tiny jsonschema validators (so big numbers and
-//! floats compare exactly as the verdict did); texts name the bound only.
+//! `multipleOf`: decided as the verdict decided them, so big numbers and
+//! floats compare exactly alike. An integer bound is compared by the very
+//! function jsonschema's validator for it calls (`jsonschema_value`'s
+//! `numeric`), without the validator's dispatch; any other bound, and
+//! `multipleOf`, by a tiny jsonschema validator. Texts name the bound only.
 
 use jsonschema::Validator;
 use jsonschema::json::{Json, JsonNumber, Node};
+use jsonschema_value::numeric;
 use serde_json::{Map, Value, json};
 
 use super::super::Keyword;
@@ -14,9 +18,41 @@ use super::super::walk::Walker;
 /// A bound keyword: its name, its keyword and its text.
 type Kind = (&'static str, Keyword, fn(&Value) -> String);
 
+/// How a bound is decided.
+enum Decide<F: Json> {
+    /// An integer bound (jsonschema's validator holds it as `u64` or
+    /// `i64`, whichever the schema's number is first), compared directly.
+    Integer(Integer),
+    Delegated(Validator<F>),
+}
+
+#[derive(Clone, Copy)]
+enum Integer {
+    Unsigned(u64),
+    Signed(i64),
+}
+
+impl Integer {
+    /// Whether `number` stands on the allowed side of the bound of
+    /// `keyword`, as jsonschema's validator of that keyword decides it.
+    fn admits<N: JsonNumber>(self, keyword: Keyword, number: &N) -> bool {
+        match (keyword, self) {
+            (Keyword::Minimum, Integer::Unsigned(limit)) => numeric::ge(number, limit),
+            (Keyword::Minimum, Integer::Signed(limit)) => numeric::ge(number, limit),
+            (Keyword::Maximum, Integer::Unsigned(limit)) => numeric::le(number, limit),
+            (Keyword::Maximum, Integer::Signed(limit)) => numeric::le(number, limit),
+            (Keyword::ExclusiveMinimum, Integer::Unsigned(limit)) => numeric::gt(number, limit),
+            (Keyword::ExclusiveMinimum, Integer::Signed(limit)) => numeric::gt(number, limit),
+            (Keyword::ExclusiveMaximum, Integer::Unsigned(limit)) => numeric::lt(number, limit),
+            (Keyword::ExclusiveMaximum, Integer::Signed(limit)) => numeric::lt(number, limit),
+            _ => unreachable!("only the four bounds are compared directly"),
+        }
+    }
+}
+
 struct Bound<F: Json> {
     keyword: Keyword,
-    validator: Validator<F>,
+    decide: Decide<F>,
     text: String,
     /// The bound as the schema writes it, for the hint that names it.
     limit: Value,
@@ -50,12 +86,20 @@ impl<F: Json> NumericKw<F> {
             let Some(bound) = schema.get(name).filter(|v| v.is_number()) else {
                 continue;
             };
-            let Some(validator) = b.leaf(json!({ name: bound }), false) else {
-                continue;
+            let integer = match bound.as_u64() {
+                Some(limit) => Some(Integer::Unsigned(limit)),
+                None => bound.as_i64().map(Integer::Signed),
+            };
+            let decide = match integer {
+                Some(integer) if keyword != Keyword::MultipleOf => Decide::Integer(integer),
+                _ => match b.leaf(json!({ name: bound }), false) {
+                    Some(validator) => Decide::Delegated(validator),
+                    None => continue,
+                },
             };
             bounds.push(Bound {
                 keyword,
-                validator,
+                decide,
                 text: text(bound),
                 limit: bound.clone(),
                 divisor: (keyword == Keyword::MultipleOf)
@@ -77,7 +121,11 @@ impl<F: Json> NumericKw<F> {
             return;
         };
         for bound in &self.bounds {
-            if bound.validator.is_valid(instance.clone()) {
+            let valid = match &bound.decide {
+                Decide::Integer(integer) => integer.admits(bound.keyword, &number),
+                Decide::Delegated(validator) => validator.is_valid(instance.clone()),
+            };
+            if valid {
                 continue;
             }
             let overflow = bound.divisor.is_some_and(|divisor| {
