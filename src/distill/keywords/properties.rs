@@ -58,6 +58,8 @@ struct Property {
 pub(crate) struct PropertiesKw<F: Json> {
     /// Sorted by name.
     properties: Vec<Property>,
+    /// Where each name of a short `properties` is, found in one step.
+    index: Option<NameIndex>,
     patterns: Vec<(Validator<F>, NodeId)>,
     additional: Option<MemberNode>,
     names: Option<Validator<F>>,
@@ -84,6 +86,7 @@ impl<F: Json> PropertiesKw<F> {
             })
             .collect();
         properties.sort_by(|a, c| by_length_then_bytes(&a.name, &c.name));
+        let index = NameIndex::new(&properties);
         let patterns: Vec<_> = schema
             .get("patternProperties")
             .and_then(Value::as_object)
@@ -145,6 +148,7 @@ impl<F: Json> PropertiesKw<F> {
         }
         Some(PropertiesKw {
             properties,
+            index,
             patterns,
             additional,
             names,
@@ -256,8 +260,14 @@ impl<F: Json> PropertiesKw<F> {
         }
     }
 
-    /// Where `name` is in `properties`.
+    /// Where `name` is in `properties`. (Inline: the call costs about as
+    /// much as the indexed lookup.)
+    #[inline(always)]
     fn property(&self, name: &str) -> Option<usize> {
+        if let Some(index) = &self.index {
+            let at = index.candidate(name)?;
+            return same_text(&self.properties[at].name, name).then_some(at);
+        }
         if self.properties.len() <= SHORT_LIST {
             return self
                 .properties
@@ -351,6 +361,69 @@ fn gather<F: Json>(
     }
 }
 
+/// A table of the names of a short `properties` by a hash of their length
+/// and three of their bytes, with a multiplier chosen when the schema is
+/// compiled so that no two names share a slot: a member is looked up with
+/// one hash and one comparison, not a scan of the names. (A scan compares
+/// the lengths of about half the names before it finds one; the walk looks
+/// up every member of every object it checks.) `None` where no multiplier
+/// tried parts the names, or for more names than [`SHORT_LIST`]: a scan or
+/// a binary search then.
+struct NameIndex {
+    multiplier: u64,
+    /// A property's position in `properties`, or [`NameIndex::EMPTY`].
+    slots: [u8; NameIndex::SLOTS],
+}
+
+impl NameIndex {
+    const SLOTS: usize = 64;
+    const EMPTY: u8 = u8::MAX;
+    /// Multipliers tried: with at most sixteen names in 64 slots, one of
+    /// the first few parts them unless two names agree in all the hash
+    /// reads.
+    const TRIES: u64 = 64;
+
+    fn new(properties: &[Property]) -> Option<NameIndex> {
+        if properties.len() > SHORT_LIST {
+            return None;
+        }
+        (0..Self::TRIES).find_map(|n| {
+            // Odd multipliers spread over the 64 bits.
+            let multiplier = (2 * n + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut slots = [Self::EMPTY; Self::SLOTS];
+            for (position, property) in properties.iter().enumerate() {
+                let slot = &mut slots[Self::slot(&property.name, multiplier)];
+                if *slot != Self::EMPTY {
+                    return None;
+                }
+                *slot = u8::try_from(position).ok()?;
+            }
+            Some(NameIndex { multiplier, slots })
+        })
+    }
+
+    /// The one position `name` can have in `properties`; `None` when no
+    /// name there can be it.
+    #[inline(always)]
+    fn candidate(&self, name: &str) -> Option<usize> {
+        let at = self.slots[Self::slot(name, self.multiplier)];
+        (at != Self::EMPTY).then_some(usize::from(at))
+    }
+
+    #[inline(always)]
+    fn slot(name: &str, multiplier: u64) -> usize {
+        let bytes = name.as_bytes();
+        let byte = |at: usize| u64::from(bytes.get(at).copied().unwrap_or(0));
+        let length = bytes.len();
+        let key = length as u64
+            ^ (byte(0) << 16)
+            ^ (byte(length / 2) << 24)
+            ^ (byte(length.wrapping_sub(1)) << 32);
+        // The top six bits of the product: one of 64 slots.
+        (key.wrapping_mul(multiplier) >> 58) as usize
+    }
+}
+
 /// The order `properties` is kept in: by length, then bytewise. A member
 /// looked up is mostly told apart by its length alone, without comparing
 /// its bytes (the walk looks up every member of every object).
@@ -358,4 +431,78 @@ fn by_length_then_bytes(a: &str, b: &str) -> std::cmp::Ordering {
     a.len()
         .cmp(&b.len())
         .then_with(|| a.as_bytes().cmp(b.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted(names: &[&str]) -> Vec<Property> {
+        let mut properties: Vec<Property> = names
+            .iter()
+            .map(|name| Property {
+                name: (*name).into(),
+                member: MemberNode::new(0),
+            })
+            .collect();
+        properties.sort_by(|a, c| by_length_then_bytes(&a.name, &c.name));
+        properties
+    }
+
+    #[test]
+    fn a_short_properties_list_finds_each_name_in_one_step_and_no_other() {
+        let properties = sorted(&[
+            "marketplaceIds",
+            "region",
+            "createdAfter",
+            "createdBefore",
+            "statuses",
+            "buyerEmail",
+            "filters",
+            "pageSize",
+            "nextToken",
+            "includeItems",
+            "",
+            "a",
+            "b",
+            "ab",
+            "ba",
+            "é",
+        ]);
+        let index = NameIndex::new(&properties).expect("sixteen distinct names are parted");
+        for (at, property) in properties.iter().enumerate() {
+            assert_eq!(
+                index.candidate(&property.name),
+                Some(at),
+                "{}",
+                property.name
+            );
+        }
+        for absent in [
+            "Region",
+            "regions",
+            "pagesize",
+            "aa",
+            "c",
+            "createdAfte",
+            "ü",
+        ] {
+            assert!(
+                index
+                    .candidate(absent)
+                    .is_none_or(|at| !same_text(&properties[at].name, absent)),
+                "{absent}"
+            );
+        }
+    }
+
+    #[test]
+    fn names_the_hash_cannot_part_and_long_lists_are_not_indexed() {
+        // Same length, and the same first, middle and last bytes.
+        assert!(NameIndex::new(&sorted(&["abcd", "azcd"])).is_none());
+        let many: Vec<String> = (0..=SHORT_LIST).map(|n| format!("key{n}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(NameIndex::new(&sorted(&many)).is_none());
+        assert!(NameIndex::new(&sorted(&many[..SHORT_LIST])).is_some());
+    }
 }
