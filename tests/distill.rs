@@ -176,18 +176,47 @@ fn a_bound_refuses_exactly_the_numbers_its_validator_refuses() {
     ];
     for keyword in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] {
         for limit in &limits {
-            let schema = json!({ keyword: limit });
-            let validator = jsonschema::draft202012::new(&schema).unwrap();
-            let explainer = explainer(&schema);
-            for instance in &instances {
-                let refused = explain_with(&explainer, instance).total > 0;
-                assert_eq!(
-                    refused,
-                    !validator.is_valid(instance),
-                    "{schema} against {instance}"
-                );
-            }
+            assert_explained_exactly_where_refused(&json!({ keyword: limit }), &instances);
         }
+    }
+}
+
+#[test]
+fn an_enum_of_strings_refuses_exactly_the_values_its_validator_refuses() {
+    // Compared as text: a string equal to one of them, and nothing else.
+    let instances = [
+        json!("Pending"),
+        json!("pending"),
+        json!("Pending "),
+        json!(""),
+        json!("日本"),
+        json!("a\"b"),
+        json!(1),
+        json!(null),
+        json!(["Pending"]),
+        json!({"Pending": 1}),
+    ];
+    for schema in [
+        json!({"enum": ["Pending", "Shipped", "", "日本", "a\"b"]}),
+        json!({"enum": ["Pending", 1]}),
+        json!({"enum": []}),
+    ] {
+        assert_explained_exactly_where_refused(&schema, &instances);
+    }
+}
+
+/// Holds that the walk of `schema` reports a problem for exactly the
+/// `instances` jsonschema's validator of it refuses.
+fn assert_explained_exactly_where_refused(schema: &Value, instances: &[Value]) {
+    let validator = jsonschema::draft202012::new(schema).unwrap();
+    let explainer = explainer(schema);
+    for instance in instances {
+        let refused = explain_with(&explainer, instance).total > 0;
+        assert_eq!(
+            refused,
+            !validator.is_valid(instance),
+            "{schema} against {instance}"
+        );
     }
 }
 

@@ -7,10 +7,14 @@ use serde_json::{Map, Value};
 use super::super::Keyword;
 use super::super::texts::{self, Msg};
 use super::super::walk::Walker;
+use crate::parse::same_text;
 
 pub(crate) struct EnumConstKw {
     constant: Option<(Value, String)>,
     allowed: Option<(Vec<Value>, String)>,
+    /// An `enum` of strings only (the usual kind): its values as text, so
+    /// that a value is compared as text, not as a JSON value.
+    strings: Option<Box<[Box<str>]>>,
 }
 
 impl EnumConstKw {
@@ -25,7 +29,17 @@ impl EnumConstKw {
         if constant.is_none() && allowed.is_none() {
             return None;
         }
-        Some(EnumConstKw { constant, allowed })
+        let strings = allowed.as_ref().and_then(|(values, _)| {
+            values
+                .iter()
+                .map(|value| value.as_str().map(Box::from))
+                .collect::<Option<Box<[Box<str>]>>>()
+        });
+        Some(EnumConstKw {
+            constant,
+            allowed,
+            strings,
+        })
     }
 
     /// The values `enum` allows.
@@ -39,10 +53,17 @@ impl EnumConstKw {
         {
             w.report(instance, Keyword::Const, Msg::Schema(text));
         }
-        if let Some((values, text)) = &self.allowed
-            && !values.iter().any(|value| instance.equals_value(value))
-        {
-            w.report(instance, Keyword::Enum, Msg::Schema(text));
+        if let Some((values, text)) = &self.allowed {
+            let allowed = match &self.strings {
+                // Only a string can equal a string.
+                Some(strings) => instance
+                    .as_string()
+                    .is_some_and(|sent| strings.iter().any(|s| same_text(s, &sent))),
+                None => values.iter().any(|value| instance.equals_value(value)),
+            };
+            if !allowed {
+                w.report(instance, Keyword::Enum, Msg::Schema(text));
+            }
         }
     }
 }
