@@ -93,14 +93,34 @@ fn first_stop<const NON_ASCII: bool, const PADDED_TAIL: bool>(
     }
     #[cfg(target_arch = "x86_64")]
     if PADDED_TAIL && !rest.is_empty() {
-        // The last few bytes in one more step, padded with a byte that
-        // never stops the scan: short texts (an escaped key, a code) are
-        // all tail. (The parse's strings end inside the body, and its
-        // loop is smaller without this.)
+        // The last few bytes in one more step: short texts (an escaped
+        // key, a code) are all tail. (The parse's strings end inside the
+        // body, and its loop is smaller without this.)
+        let tail = at(rest);
+        if let Some(start) = bytes.len().checked_sub(16) {
+            // The last sixteen bytes, read again from before the tail: the
+            // bits of the bytes scanned already are shifted out.
+            let chunk = bytes[start..].first_chunk::<16>()?;
+            let found = stops_in_16::<NON_ASCII>(chunk) >> (tail - start);
+            return (found != 0).then(|| tail + found.trailing_zeros() as usize);
+        }
+        // Padded with a byte that never stops the scan, copied in fixed
+        // sizes (a copy of a length known only at run time is a call).
         let mut padded = [b' '; 16];
-        padded[..rest.len()].copy_from_slice(rest);
+        let n = rest.len();
+        if n >= 8 {
+            padded[..8].copy_from_slice(&rest[..8]);
+            padded[n - 8..n].copy_from_slice(&rest[n - 8..]);
+        } else if n >= 4 {
+            padded[..4].copy_from_slice(&rest[..4]);
+            padded[n - 4..n].copy_from_slice(&rest[n - 4..]);
+        } else {
+            for (slot, &byte) in padded.iter_mut().zip(rest) {
+                *slot = byte;
+            }
+        }
         let found = stops_in_16::<NON_ASCII>(&padded);
-        return (found != 0).then(|| at(rest) + found.trailing_zeros() as usize);
+        return (found != 0).then(|| tail + found.trailing_zeros() as usize);
     }
     rest.iter()
         .position(|&byte| is_stop::<NON_ASCII>(byte))
@@ -150,20 +170,28 @@ mod tests {
 
     #[test]
     fn every_stop_byte_is_found_at_every_offset() {
-        // 48 bytes are whole sixteen-byte steps; 45 and 7 end in a tail.
-        for len in [48, 45, 7] {
+        // 48 bytes are whole sixteen-byte steps; the others end in a tail,
+        // read again from before it (17 and more) or padded (below 16).
+        for len in [48, 45, 33, 17, 16, 15, 9, 8, 7, 5, 4, 3, 1] {
             for stop_byte in [b'"', b'\\', 0x00, 0x0A, 0x1F, 0x80, 0xC3, 0xFF] {
                 for at in 0..len {
                     let mut bytes = vec![b'x'; len];
                     bytes[at] = stop_byte;
-                    assert_eq!(stop::<true>(&bytes, 0), Some(at), "{stop_byte:#x} at {at}");
                     let plain_stop = (stop_byte < 0x80).then_some(at);
-                    assert_eq!(
-                        stop::<false>(&bytes, 0),
-                        plain_stop,
-                        "{stop_byte:#x} at {at}"
-                    );
-                    assert_eq!(stop::<false>(&bytes, at + 1), None);
+                    // From every offset up to the stop and past it.
+                    for from in 0..=len {
+                        let found = (from <= at).then_some(at);
+                        assert_eq!(
+                            stop::<true>(&bytes, from),
+                            found,
+                            "{stop_byte:#x} at {at} of {len} from {from}"
+                        );
+                        assert_eq!(
+                            stop::<false>(&bytes, from),
+                            plain_stop.filter(|_| from <= at),
+                            "{stop_byte:#x} at {at} of {len} from {from}"
+                        );
+                    }
                 }
             }
         }
