@@ -399,22 +399,20 @@ fn list_values<'b>(arena: &'b Bump, values: &[Value]) -> ArenaString<'b> {
 /// after it).
 fn fill<'b>(arena: &'b Bump, entry: &ToolErrorCode, values: &[(&str, &str)]) -> ArenaString<'b> {
     let template = entry.hint;
-    // Bytes, not chars: a brace is ASCII, and the allowed-values list a
-    // value may be is long.
-    if values
-        .iter()
-        .any(|(_, value)| memchr::memchr2(b'{', b'}', value.as_bytes()).is_some())
-    {
-        return fill_in_turn(arena, template, values);
-    }
-    // No value can make a placeholder: one pass over the placeholders the
-    // table found gives what replacing name after name would.
+    // Where no value put in holds a brace, none can make a placeholder:
+    // one pass over the placeholders the table found gives what replacing
+    // name after name would. (Bytes, not chars: a brace is ASCII, and the
+    // allowed-values list a value may be is long. A value the template
+    // does not name is never put in, nor looked at.)
     let room = template.len() + values.iter().map(|(_, value)| value.len()).sum::<usize>();
     let mut text = ArenaString::with_capacity_in(room, arena);
     let mut written = 0;
     for (start, end) in entry.hint_placeholders.spans() {
         let name = &template[start + 1..end - 1];
         if let Some((_, value)) = values.iter().find(|(named, _)| *named == name) {
+            if memchr::memchr2(b'{', b'}', value.as_bytes()).is_some() {
+                return fill_in_turn(arena, template, values);
+            }
             text.push_str(&template[written..start]);
             text.push_str(value);
             written = end;

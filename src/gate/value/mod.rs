@@ -479,11 +479,15 @@ fn dotted_in<'b>(arena: &'b Bump, tokens: &[PathToken<'_>]) -> &'b str {
 }
 
 fn is_plain_key(key: &str) -> bool {
+    let plain = |c: char| !c.is_control() && !matches!(c, '.' | '[' | ']' | '"' | ' ');
     !key.is_empty()
         && key.len() <= ECHO_BOUND
-        && key
-            .chars()
-            .all(|c| !c.is_control() && !matches!(c, '.' | '[' | ']' | '"' | ' '))
+        // An ASCII key (the usual kind) byte by byte, without decoding.
+        && if key.is_ascii() {
+            key.bytes().all(|byte| plain(char::from(byte)))
+        } else {
+            key.chars().all(plain)
+        }
 }
 
 /// Room a path or pointer is built in first: most are short, and the
