@@ -128,6 +128,8 @@ struct Kept {
     text: (usize, usize),
     /// The schema node that reported it (`None` for `and N more`).
     node: Option<NodeId>,
+    /// See [`FoundProblem::case_twin`].
+    case_twin: Option<u16>,
 }
 
 /// What the collector found, distilled.
@@ -562,6 +564,7 @@ impl<'c> FoundLocation<'c> {
             via: kept.via,
             text: entry.text(kept),
             node: kept.node,
+            case_twin: kept.case_twin,
         })
     }
 }
@@ -573,10 +576,14 @@ pub struct FoundProblem<'c> {
     pub via: Option<Keyword>,
     pub text: &'c str,
     /// The schema node that reported it, in its explainer (`None` for a
-    /// problem no walk found): see [`Explainer::allowed_values`].
+    /// problem no walk found): see [`Explainer::schema_word`].
     ///
-    /// [`Explainer::allowed_values`]: super::Explainer::allowed_values
+    /// [`Explainer::schema_word`]: super::Explainer::schema_word
     pub(crate) node: Option<NodeId>,
+    /// For an `enum` problem, the position among the allowed values of one
+    /// the sent text equals but for ASCII case (found where the value was
+    /// at hand, so that its hint need not look it up again).
+    pub(crate) case_twin: Option<u16>,
 }
 
 impl Entry {
@@ -640,6 +647,7 @@ impl Entry {
                 via: None,
                 text: (start, self.texts.len() - start),
                 node: None,
+                case_twin: None,
             });
         }
         let start = self.texts.len();
@@ -673,6 +681,10 @@ impl Entry {
             via,
             text: (start, len),
             node: Some(node),
+            case_twin: match msg {
+                Msg::NotAllowed { case_twin, .. } => *case_twin,
+                _ => None,
+            },
         });
         true
     }

@@ -36,8 +36,12 @@ pub use build::local_pointer;
 /// What a schema node says for a problem's keyword ([`Explainer::schema_word`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SchemaWord<'e> {
-    /// The values an `enum` allows.
-    Values(&'e [Value]),
+    /// The values an `enum` allows, and the one the refused value equals
+    /// but for ASCII case, if any.
+    Values {
+        allowed: &'e [Value],
+        case_twin: Option<&'e str>,
+    },
     /// A numeric bound, as the schema writes it.
     Number(&'e Value),
     /// A length or item-count bound.
@@ -61,6 +65,9 @@ pub const MAX_PROBLEMS: usize = 10;
 /// Bytes of any text or pointer before it is cut (at a UTF-8 boundary,
 /// marked with `…`).
 pub const ECHO_BOUND: usize = 128;
+/// Bytes of a name or value compared with another for a near miss (a
+/// case slip, a typo) at most: longer ones are not compared.
+pub const MAX_COMPARED: usize = 64;
 /// Schema frames plus instance depth before the walk stops descending and
 /// reports one problem at that location.
 pub const MAX_FRAMES: usize = 256;
@@ -252,7 +259,13 @@ impl<F: Json> Explainer<F> {
             return None;
         };
         match problem.keyword {
-            Keyword::Enum => node.enum_const.as_ref()?.allowed().map(SchemaWord::Values),
+            Keyword::Enum => {
+                let allowed = node.enum_const.as_ref()?.allowed()?;
+                let case_twin = problem
+                    .case_twin
+                    .and_then(|at| allowed.get(usize::from(at))?.as_str());
+                Some(SchemaWord::Values { allowed, case_twin })
+            }
             Keyword::Minimum | Keyword::Maximum => node
                 .numeric
                 .as_ref()?

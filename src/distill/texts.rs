@@ -17,6 +17,12 @@ pub(crate) enum Msg<'s> {
     Static(&'static str),
     /// A text rendered from the schema when the explainer was built.
     Schema(&'s str),
+    /// An `enum` refused the value: its text, and the position among the
+    /// allowed values of one the sent text equals but for ASCII case.
+    NotAllowed {
+        text: &'s str,
+        case_twin: Option<u16>,
+    },
     /// `type` refused the value.
     Type {
         expected: TypeMask,
@@ -60,7 +66,7 @@ pub(crate) fn render_into(out: &mut String, msg: &Msg<'_>) {
     let start = out.len();
     match msg {
         Msg::Static(text) => out.push_str(text),
-        Msg::Schema(text) => out.push_str(text),
+        Msg::Schema(text) | Msg::NotAllowed { text, .. } => out.push_str(text),
         Msg::Type { expected, found } => {
             out.push_str("expected ");
             type_list(out, *expected, "or");

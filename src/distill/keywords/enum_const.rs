@@ -4,9 +4,9 @@
 use jsonschema::json::{Json, Node};
 use serde_json::{Map, Value};
 
-use super::super::Keyword;
 use super::super::texts::{self, Msg};
 use super::super::walk::Walker;
+use super::super::{Keyword, MAX_COMPARED};
 use crate::parse::same_text;
 
 pub(crate) struct EnumConstKw {
@@ -62,8 +62,23 @@ impl EnumConstKw {
                 None => values.iter().any(|value| instance.equals_value(value)),
             };
             if !allowed {
-                w.report(instance, Keyword::Enum, Msg::Schema(text));
+                let case_twin = case_twin::<F>(values, instance);
+                w.report(instance, Keyword::Enum, Msg::NotAllowed { text, case_twin });
             }
         }
     }
+}
+
+/// The position among `values` of a string a refused string `instance`
+/// equals but for ASCII case (no other can equal it exactly, or it would
+/// not be refused), within [`MAX_COMPARED`] bytes.
+#[cold]
+fn case_twin<'a, F: Json>(values: &[Value], instance: &F::Node<'a>) -> Option<u16> {
+    let sent = instance.as_string()?;
+    let at = values.iter().position(|value| {
+        value.as_str().is_some_and(|allowed| {
+            allowed.len() <= MAX_COMPARED && allowed.eq_ignore_ascii_case(&sent)
+        })
+    })?;
+    u16::try_from(at).ok()
 }

@@ -5,8 +5,9 @@
 //! keyword. The schema's words they name (an `enum`'s values, a bound, a
 //! format) are the very schema's that refused the value, as the explainer
 //! compiled it; an unknown key's near misses are read from the tool's
-//! schema at the key's parent. The sent key or value is read only to
-//! compare; a sent key is quoted only cut at the echo bound.
+//! schema at the key's parent, and the allowed value a sent one equals
+//! but for case by the walk that refused it. The sent key or value is
+//! read only to compare; a sent key is quoted only cut at the echo bound.
 
 use std::fmt::Write as _;
 
@@ -16,7 +17,7 @@ use serde_json::Value;
 
 use crate::catalog::Tool;
 use crate::catalog::subschemas::resolve;
-use crate::distill::{Keyword, PathToken, SchemaWord, within_echo_bound};
+use crate::distill::{Keyword, MAX_COMPARED, PathToken, SchemaWord, within_echo_bound};
 use crate::parse::{NodeKind, TapeNode};
 use crate::reject::codes::{TOOL_ERROR_FALLBACK, ToolErrorCode, tool_error_code};
 
@@ -24,8 +25,6 @@ use crate::reject::codes::{TOOL_ERROR_FALLBACK, ToolErrorCode, tool_error_code};
 const MAX_SCHEMAS: usize = 64;
 /// Allowed values listed in a hint at most.
 const MAX_ALLOWED: usize = 10;
-/// Names longer than this are not compared for near misses.
-const MAX_COMPARED: usize = 64;
 
 /// The schemas of `root` that apply at `path`'s parent and at `path`
 /// (parts applied in place included), as far as they can be read without
@@ -123,8 +122,9 @@ pub struct HintInput<'h, 'a> {
     /// The refused tool: its schema is read only by the hints that name
     /// its words.
     pub tool: &'h Tool,
-    /// The sent arguments, when found: the hints that compare with the
-    /// sent value or keys look them up (most hints need neither).
+    /// The sent arguments, when found: the hint for a missing property
+    /// compares the sent keys beside it (an allowed value differing only in
+    /// case was found by the walk, [`SchemaWord::Values`]).
     pub arguments: Option<TapeNode<'a>>,
     /// What the schema that refused the value says for the keyword (an
     /// `enum`'s values, a bound, a format), as the explainer compiled it
@@ -192,15 +192,8 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
             }
         }
         Keyword::Enum => {
-            if let Some(SchemaWord::Values(allowed)) = input.word {
-                if let Some(text) = input
-                    .arguments
-                    .and_then(|arguments| value_at(arguments, input.tokens))
-                    .and_then(|v| v.as_str())
-                    && let Some(same) = allowed.iter().filter_map(Value::as_str).find(|a| {
-                        *a != text && a.len() <= MAX_COMPARED && a.eq_ignore_ascii_case(text)
-                    })
-                {
+            if let Some(SchemaWord::Values { allowed, case_twin }) = input.word {
+                if let Some(same) = case_twin {
                     return bumpalo::format!(in arena,
                         "Use '{}' for {path}: allowed values are case-sensitive.",
                         cut(arena, same)
@@ -224,7 +217,7 @@ fn hint_text<'b>(arena: &'b Bump, input: &HintInput<'_, '_>) -> ArenaString<'b> 
                     "limit",
                     bumpalo::format!(in arena, "{}", limit).into_bump_str(),
                 )),
-                Some(SchemaWord::Values(_)) | None => None,
+                Some(SchemaWord::Values { .. }) | None => None,
             };
             if let Some(word) = word {
                 return fill(

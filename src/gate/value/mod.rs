@@ -317,6 +317,7 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
                 via: None,
                 text: "value does not match the schema",
                 node: None,
+                case_twin: None,
             },
         );
     }
