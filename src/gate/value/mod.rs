@@ -20,7 +20,8 @@ use serde_json::Value;
 
 use crate::catalog::Tool;
 use crate::distill::{
-    Collector, Distilled, ECHO_BOUND, FoundProblem, Keyword, PathToken, missing_property,
+    Collector, Distilled, ECHO_BOUND, FoundProblem, Keyword, MAX_LOCATIONS, PathToken,
+    missing_property,
 };
 use crate::parse::{ParseLimits, Parser, TapeNode};
 use crate::reject::codes::tool_error_code;
@@ -243,7 +244,7 @@ fn refuse_from<T, R>(
         let found = class.map(|class| (collector.found(class), GATES[class]));
         let (total, problem_count) = match found {
             Some((found, gate)) if found.total > 0 => {
-                let mut tokens = ArenaVec::new_in(arena);
+                let mut tokens = ArenaVec::with_capacity_in(PATH_TOKENS_ROOM, arena);
                 for location in found.locations() {
                     tokens.clear();
                     tokens.extend(location.path());
@@ -297,8 +298,10 @@ impl<'b, 't, 'a> Envelope<'b, 't, 'a> {
             arena,
             tool,
             arguments,
-            details: ArenaVec::new_in(arena),
-            hints: ArenaVec::new_in(arena),
+            // Room for the usual refusal at once: grown push by push, the
+            // vectors cost more than what they hold.
+            details: ArenaVec::with_capacity_in(MAX_LOCATIONS, arena),
+            hints: ArenaVec::with_capacity_in(MAX_HINTS, arena),
         }
     }
 
@@ -494,6 +497,9 @@ fn is_plain_key(key: &str) -> bool {
 /// Room a path or pointer is built in first: most are short, and the
 /// arena gives it back with the refusal.
 const PATH_ROOM: usize = 64;
+
+/// Tokens a location's path is read into first (as [`PATH_ROOM`]).
+const PATH_TOKENS_ROOM: usize = 8;
 
 /// Lets serde_json write a JSON string into an arena string.
 struct ArenaWriter<'o, 'b>(&'o mut ArenaString<'b>);
