@@ -32,23 +32,6 @@ use jsonschema::json::Json;
 use serde_json::Value;
 
 pub use build::local_pointer;
-
-/// What a schema node says for a problem's keyword ([`Explainer::schema_word`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum SchemaWord<'e> {
-    /// The values an `enum` allows, and the one the refused value equals
-    /// but for ASCII case, if any.
-    Values {
-        allowed: &'e [Value],
-        case_twin: Option<&'e str>,
-    },
-    /// A numeric bound, as the schema writes it.
-    Number(&'e Value),
-    /// A length or item-count bound.
-    Count(u64),
-    /// A format's name.
-    Name(&'e str),
-}
 pub use collect::{
     Collector, Distilled, Found, FoundProblem, LocationReport, Problem, summary_line,
     write_summary_line,
@@ -233,6 +216,23 @@ impl<F: Json> fmt::Debug for Explainer<F> {
             .field("nodes", &self.nodes.len())
             .finish()
     }
+}
+
+/// What a schema node says for a problem's keyword ([`Explainer::schema_word`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SchemaWord<'e> {
+    /// The values an `enum` allows, and the one the refused value equals
+    /// but for ASCII case, if any.
+    Values {
+        allowed: &'e [Value],
+        case_twin: Option<&'e str>,
+    },
+    /// A numeric bound, as the schema writes it.
+    Number(&'e Value),
+    /// A length or item-count bound.
+    Count(u64),
+    /// A format's name.
+    Name(&'e str),
 }
 
 impl<F: Json> Explainer<F> {
