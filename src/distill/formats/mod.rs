@@ -15,7 +15,7 @@ pub use date_time::is_date_time;
 pub use email::is_email;
 
 /// A format's check: whether a string is of the format.
-type FormatCheck = fn(&str) -> bool;
+pub type FormatCheck = fn(&str) -> bool;
 
 /// The formats the gate decides itself, and their checks.
 const OWN_FORMATS: [(&str, FormatCheck); 2] = [("email", is_email), ("date-time", is_date_time)];

@@ -17,7 +17,7 @@ use super::super::walk::Walker;
 enum Check<F: Json> {
     /// The gate's own check, called directly: a validator would call it
     /// for a string only, through its dispatch.
-    Own(fn(&str) -> bool),
+    Own(formats::FormatCheck),
     Delegated(Validator<F>),
 }
 

@@ -388,8 +388,9 @@ impl NameIndex {
             return None;
         }
         (0..Self::TRIES).find_map(|n| {
-            // Odd multipliers spread over the 64 bits.
-            let multiplier = (2 * n + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            // Odd multipliers (an odd number times an odd constant) spread
+            // over the 64 bits.
+            let multiplier = (2 * n + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let mut slots = [Self::EMPTY; Self::SLOTS];
             for (position, property) in properties.iter().enumerate() {
                 let slot = &mut slots[Self::slot(&property.name, multiplier)];

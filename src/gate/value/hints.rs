@@ -26,18 +26,18 @@ const MAX_SCHEMAS: usize = 64;
 /// Allowed values listed in a hint at most.
 const MAX_ALLOWED: usize = 10;
 
-/// The schemas of `root` that apply at `path`'s parent and at `path`
-/// (parts applied in place included), as far as they can be read without
-/// the instance; gathered in `arena`, as the hint that reads them is. For
-/// the empty path both are the root's. `in_place`: whether a schema of
-/// `root` may apply another in place (else each location has one schema,
-/// found without looking at the others' members).
+/// The schemas of `root` that apply at `path` (parts applied in place
+/// included), as far as they can be read without the instance; gathered in
+/// `arena`, as the hint that reads them is. For the empty path, the
+/// root's. `in_place`: whether a schema of `root` may apply another in
+/// place (else each location has one schema, found without looking at the
+/// others' members).
 fn schemas_at<'s, 'b>(
     arena: &'b Bump,
     root: &'s Value,
     in_place: bool,
     path: &[PathToken<'_>],
-) -> (ArenaVec<'b, &'s Value>, ArenaVec<'b, &'s Value>) {
+) -> ArenaVec<'b, &'s Value> {
     let expand = |schema: &'s Value, out: &mut ArenaVec<'_, &'s Value>| {
         if in_place {
             expand(root, schema, out, 0);
@@ -47,7 +47,6 @@ fn schemas_at<'s, 'b>(
     };
     let mut here = ArenaVec::with_capacity_in(8, arena);
     expand(root, &mut here);
-    let mut parent = here.clone();
     for token in path {
         // Past a location no schema reaches, the set stays empty.
         let mut next = ArenaVec::with_capacity_in(here.len().max(4), arena);
@@ -66,9 +65,9 @@ fn schemas_at<'s, 'b>(
                 expand(child, &mut next);
             }
         }
-        parent = std::mem::replace(&mut here, next);
+        here = next;
     }
-    (parent, here)
+    here
 }
 
 /// `schema` and the parts applied with it in place, in the order
@@ -141,13 +140,11 @@ impl<'h> HintInput<'h, '_> {
     /// unknown key, which name its properties (the others read none: the
     /// gathering costs more than the hint).
     fn parent_schemas<'b>(&self, arena: &'b Bump) -> ArenaVec<'b, &'h Value> {
-        schemas_at(
-            arena,
-            &self.tool.schema,
-            self.tool.applies_in_place,
-            self.tokens,
-        )
-        .0
+        let parent = self
+            .tokens
+            .split_last()
+            .map_or(&[][..], |(_, parent)| parent);
+        schemas_at(arena, &self.tool.schema, self.tool.applies_in_place, parent)
     }
 }
 
@@ -562,23 +559,23 @@ mod tests {
             PathToken::Key("sku"),
         ];
         let arena = Bump::new();
-        let (parent, here) = schemas_at(&arena, &root, true, &path);
+        let here = schemas_at(&arena, &root, true, &path);
         let first =
             |schemas: &[&Value], keyword| schemas.iter().find_map(|s| s.get(keyword)).cloned();
         assert_eq!(first(&here, "maxLength"), Some(json!(8)));
         // The parent is the line the `$ref` names, not the array's items.
+        let parent = schemas_at(&arena, &root, true, &path[..2]);
         assert_eq!(parent.len(), 2);
         assert!(first(&parent, "properties").is_some_and(|p| p.get("sku").is_some()));
-        let (parent, here) = schemas_at(&arena, &root, true, &[]);
-        assert!(std::ptr::eq(parent[0], &root) && std::ptr::eq(here[0], &root));
-        // Past a location no schema reaches, both stay empty.
-        let (parent, here) = schemas_at(
-            &arena,
-            &root,
-            true,
+        let here = schemas_at(&arena, &root, true, &[]);
+        assert!(here.len() == 1 && std::ptr::eq(here[0], &root));
+        // Past a location no schema reaches, the set stays empty.
+        for path in [
+            &[PathToken::Key("x")][..],
             &[PathToken::Key("x"), PathToken::Key("y")],
-        );
-        assert!(parent.is_empty() && here.is_empty());
+        ] {
+            assert!(schemas_at(&arena, &root, true, path).is_empty(), "{path:?}");
+        }
     }
 
     #[test]
@@ -608,13 +605,14 @@ mod tests {
         ] {
             let searched = schemas_at(&arena, &root, true, path);
             let plain = schemas_at(&arena, &root, false, path);
-            for (a, b) in [(&searched.0, &plain.0), (&searched.1, &plain.1)] {
-                assert_eq!(a.len(), b.len(), "{path:?}");
-                assert!(
-                    a.iter().zip(b.iter()).all(|(a, b)| std::ptr::eq(*a, *b)),
-                    "{path:?}"
-                );
-            }
+            assert_eq!(searched.len(), plain.len(), "{path:?}");
+            assert!(
+                searched
+                    .iter()
+                    .zip(&plain)
+                    .all(|(a, b)| std::ptr::eq(*a, *b)),
+                "{path:?}"
+            );
         }
     }
 }
