@@ -186,11 +186,41 @@ pub fn is_field_value(raw: &[u8]) -> bool {
 /// [`is_field_value`] of `raw` and `raw == expected` in one pass: the
 /// common header, sent exactly as the body has it (one pass costs less
 /// than the comparison and the check one after the other).
+/// Eight bytes at a time from eight on (the last word overlapping the one
+/// before): a method or tool name costs two words, not a loop per byte.
 fn is_same_field_value(raw: &[u8], expected: &[u8]) -> bool {
-    raw.len() == expected.len()
-        && raw.iter().zip(expected).fold(true, |ok, (&sent, &body)| {
+    let n = raw.len();
+    if n != expected.len() {
+        return false;
+    }
+    if n < 8 {
+        return raw.iter().zip(expected).fold(true, |ok, (&sent, &body)| {
             ok & (sent == body) & is_field_byte(sent)
-        })
+        });
+    }
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
+    let (mut differs, mut outside) = (0, 0);
+    let mut at = 0;
+    while at < n {
+        let from = at.min(n - 8);
+        let sent = word(raw, from);
+        differs |= sent ^ word(expected, from);
+        outside |= outside_space_to_tilde(sent);
+        at += 8;
+    }
+    // A tab is a field byte outside ` `..=`~`: the byte check decides.
+    differs == 0 && (outside == 0 || is_field_value(raw))
+}
+
+/// Nonzero when a byte of `word` is below `' '` or above `'~'` (the
+/// bit-twiddling tests for "some byte less than" and "some byte more
+/// than", exact as to whether any byte is).
+fn outside_space_to_tilde(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
+    let above_tilde = word.wrapping_add(ONES) | word;
+    (below_space | above_tilde) & HIGH
 }
 
 #[inline(always)]
@@ -201,6 +231,33 @@ fn is_field_byte(byte: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_is_the_same_field_value_exactly_when_equal_and_all_field_bytes() {
+        let plain = |raw: &[u8], expected: &[u8]| raw == expected && is_field_value(raw);
+        for len in 0..=24 {
+            let base: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(is_same_field_value(&base, &base), "{len}");
+            for at in 0..len {
+                for byte in 0..=255u8 {
+                    let mut raw = base.clone();
+                    raw[at] = byte;
+                    // The same byte on both sides, then a different one.
+                    assert_eq!(
+                        is_same_field_value(&raw, &raw),
+                        plain(&raw, &raw),
+                        "{len} {at} {byte:#x}"
+                    );
+                    assert_eq!(
+                        is_same_field_value(&raw, &base),
+                        plain(&raw, &base),
+                        "{len} {at} {byte:#x}"
+                    );
+                }
+            }
+        }
+        assert!(!is_same_field_value(b"tools/call", b"tools/cal"));
+    }
 
     #[test]
     fn the_base64_sentinel_is_decoded_and_its_markers_are_case_sensitive() {
