@@ -29,39 +29,59 @@ fn builtin_date_time(text: &str) -> bool {
 /// `YYYY-MM-DDTHH:MM:SS`: the part every plain timestamp starts with.
 const SECONDS_END: usize = 19;
 
+/// One in each byte of a word.
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// The digit bytes of the words a timestamp's head is read as: bytes 0–7
+/// (`YYYY-MM-`), 8–15 (`DDTHH:MM`) and 16–19 (`:SS` and one more).
+const DIGITS: [u64; 3] = [0x00FF_FF00_FFFF_FFFF, 0xFFFF_00FF_FF00_FFFF, 0x00FF_FF00];
+/// The bit that lowercases the `T` (set at its byte only: set at a `-` or
+/// `:`, a control byte would pass for one).
+const LOWER: [u64; 3] = [0, 0x0000_0000_0020_0000, 0];
+/// Its fixed bytes, the `T` lowercased.
+const FIXED_MASK: [u64; 3] = [0xFF00_00FF_0000_0000, 0x0000_FF00_00FF_0000, 0x0000_00FF];
+const FIXED: [u64; 3] = [
+    u64::from_le_bytes(*b"\0\0\0\0-\0\0-"),
+    u64::from_le_bytes(*b"\0\0t\0\0:\0\0"),
+    u32::from_le_bytes(*b":\0\0\0") as u64,
+];
+
 /// A valid timestamp with no leap second. `false` only means "not decided
-/// here".
+/// here". The head is read as three words: its fixed bytes and its digits
+/// are each checked by one comparison per word.
 fn is_plain_date_time(bytes: &[u8]) -> bool {
-    let Some(head) = bytes.first_chunk::<SECONDS_END>() else {
+    let Some(head) = bytes.first_chunk::<20>() else {
+        // 19 bytes or fewer: no room for an offset.
         return false;
     };
-    if head[4] != b'-'
-        || head[7] != b'-'
-        || !matches!(head[10], b'T' | b't')
-        || head[13] != b':'
-        || head[16] != b':'
-    {
+    let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
+    let words = [
+        word(0),
+        word(8),
+        u64::from(u32::from_le_bytes(head[16..].try_into().expect("4 bytes"))),
+    ];
+    let mut wrong = 0;
+    let mut values = [0; 3];
+    for (n, &w) in words.iter().enumerate() {
+        wrong |= ((w | LOWER[n]) & FIXED_MASK[n]) ^ FIXED[n];
+        // Each digit byte less '0' below ten: no high bit after adding
+        // 0x76, nor before (a byte 0x80 or above).
+        let value = (w ^ (ONES * 0x30)) & DIGITS[n];
+        wrong |= (value.wrapping_add(ONES * 0x76) | value) & DIGITS[n] & (ONES * 0x80);
+        values[n] = value;
+    }
+    if wrong != 0 {
         return false;
     }
-    let (Some(century), Some(year_in_century), Some(month), Some(day)) = (
-        two_digits(head[0], head[1]),
-        two_digits(head[2], head[3]),
-        two_digits(head[5], head[6]),
-        two_digits(head[8], head[9]),
-    ) else {
-        return false;
-    };
-    let (Some(hour), Some(minute), Some(second)) = (
-        two_digits(head[11], head[12]),
-        two_digits(head[14], head[15]),
-        two_digits(head[17], head[18]),
-    ) else {
-        return false;
-    };
-    let year = u16::from(century) * 100 + u16::from(year_in_century);
+    // The two digits from byte `at` of `word` as a number.
+    let two = |word: u64, at: u32| ((word >> (8 * at)) & 0xF) * 10 + ((word >> (8 * at + 8)) & 0xF);
+    let [date, time, seconds] = values;
+    let year = two(date, 0) * 100 + two(date, 2);
+    let (month, day) = (two(date, 5), two(time, 0));
+    let (hour, minute, second) = (two(time, 3), two(time, 6), two(seconds, 1));
     if !(1..=12).contains(&month)
         || day == 0
-        || day > days_in_month(year, month)
+        || day > u64::from(days_in_month(year as u16, month as u8))
         || hour > 23
         || minute > 59
         || second > 59
@@ -159,6 +179,20 @@ mod tests {
             assert!(!is_plain_date_time(text.as_bytes()), "{text}");
             assert_eq!(is_date_time(text), valid, "{text}");
             assert_eq!(builtin_date_time(text), valid, "{text}");
+        }
+    }
+
+    #[test]
+    fn any_ascii_byte_anywhere_in_a_timestamp_gets_the_builtin_verdict() {
+        for base in ["2026-07-28T10:20:30Z", "2024-02-29t23:59:59+05:30"] {
+            for at in 0..base.len() {
+                for byte in 0..0x80u8 {
+                    let mut bytes = base.as_bytes().to_vec();
+                    bytes[at] = byte;
+                    let text = std::str::from_utf8(&bytes).expect("ASCII");
+                    assert_eq!(is_date_time(text), builtin_date_time(text), "{text:?}");
+                }
+            }
         }
     }
 
