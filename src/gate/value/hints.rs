@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::catalog::Tool;
 use crate::catalog::subschemas::resolve;
 use crate::distill::{Keyword, MAX_COMPARED, PathToken, SchemaWord, within_echo_bound};
-use crate::parse::{NodeKind, TapeNode};
+use crate::parse::{NodeKind, TapeNode, same_text};
 use crate::reject::codes::{TOOL_ERROR_FALLBACK, ToolErrorCode, tool_error_code};
 
 /// Schemas gathered at one location at most.
@@ -399,8 +399,8 @@ fn fill<'b>(arena: &'b Bump, entry: &ToolErrorCode, values: &[(&str, &str)]) -> 
     let mut written = 0;
     for (start, end) in entry.hint_placeholders.spans() {
         let name = &template[start + 1..end - 1];
-        if let Some((_, value)) = values.iter().find(|(named, _)| *named == name) {
-            if memchr::memchr2(b'{', b'}', value.as_bytes()).is_some() {
+        if let Some((_, value)) = values.iter().find(|(named, _)| same_text(named, name)) {
+            if holds_brace(value) {
                 return fill_in_turn(arena, template, values);
             }
             text.push_str(&template[written..start]);
@@ -410,6 +410,35 @@ fn fill<'b>(arena: &'b Bump, entry: &ToolErrorCode, values: &[(&str, &str)]) -> 
     }
     text.push_str(&template[written..]);
     text
+}
+
+/// Whether `value` holds `{` or `}`. A short value (a name, a path, a
+/// bound) is read in place, eight bytes at a time: `memchr`'s dispatch
+/// costs more than the bytes. A long one (an allowed-values list) goes to
+/// `memchr`.
+fn holds_brace(value: &str) -> bool {
+    const SHORT: usize = 64;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let bytes = value.as_bytes();
+    if bytes.len() >= SHORT {
+        return memchr::memchr2(b'{', b'}', bytes).is_some();
+    }
+    if bytes.len() < 8 {
+        return bytes.iter().any(|&b| b == b'{' || b == b'}');
+    }
+    // A zero byte of `word ^ brace` is a brace: the "has a zero byte" test.
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & (ONES * 0x80) != 0;
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let mut at = 0;
+    while at < bytes.len() {
+        // The last word overlaps the one before.
+        let w = word(at.min(bytes.len() - 8));
+        if has_zero(w ^ (ONES * u64::from(b'{'))) || has_zero(w ^ (ONES * u64::from(b'}'))) {
+            return true;
+        }
+        at += 8;
+    }
+    false
 }
 
 /// `fill` as the contract words it: each name replaced in turn, in the
@@ -456,6 +485,21 @@ mod tests {
 
     use super::*;
     use crate::reject::codes::tool_code;
+
+    #[test]
+    fn a_brace_is_found_at_any_place_of_a_value_of_any_length() {
+        for len in 0..150 {
+            let plain = "a".repeat(len);
+            assert!(!holds_brace(&plain), "{len}");
+            for at in 0..len {
+                for brace in ["{", "}"] {
+                    let mut value = plain.clone();
+                    value.replace_range(at..=at, brace);
+                    assert!(holds_brace(&value), "{len} {at} {brace}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_near_miss_is_suggested_and_a_stranger_is_not() {
