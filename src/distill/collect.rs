@@ -68,6 +68,10 @@ struct Part {
     spare: Vec<usize>,
     /// The last report sorted after the last kept location (a full list).
     last_past: bool,
+    /// Something was reported to this class, or its counter was told to
+    /// keep identities, since it was last cleared: a class no refusal
+    /// reached (most of them) has nothing to clear.
+    touched: bool,
 }
 
 /// Bytes of names and texts a spare entry may hold: one that held a long
@@ -280,11 +284,14 @@ impl Collector {
         self.shallow = 0;
         self.emitted = 0;
         for part in &mut self.parts {
+            part.kept = 0;
+            if !std::mem::take(&mut part.touched) {
+                continue;
+            }
             part.locations.clear();
             part.problem_count = 0;
             part.recycle();
             part.last_past = false;
-            part.kept = 0;
             part.last_len = 0;
         }
         self.kept = None;
@@ -325,6 +332,7 @@ impl Collector {
         self.walks = walks;
         for part in &mut self.parts {
             part.locations.keep_identities();
+            part.touched = true;
         }
     }
 
@@ -369,6 +377,7 @@ impl Collector {
             return;
         };
         part.problem_count += 1;
+        part.touched = true;
         if !self.flagged
             && let Some(predicate) = self.flag
         {
@@ -842,6 +851,38 @@ mod tests {
                     .all(|entry| entry.names.capacity() < SPARE_KEEP)
             );
         }
+    }
+
+    #[test]
+    fn each_class_answers_as_fresh_whichever_classes_the_refusals_before_reached() {
+        fn class(keyword: Keyword, _: usize) -> usize {
+            match keyword {
+                Keyword::Required => 0,
+                Keyword::Type => 1,
+                _ => 2,
+            }
+        }
+        let mut reused = Collector::with_classes(class, 3);
+        for (keyword, name, expected_class) in [
+            (Keyword::Type, "a", 1),
+            (Keyword::Required, "b", 0),
+            (Keyword::Type, "c", 1),
+            (Keyword::Other, "d", 2),
+            (Keyword::Type, "e", 1),
+        ] {
+            reused.report(&[key(name)], "string", keyword, None, Msg::Static("x"), 0);
+            let (distilled, found_class) = reused.finish_first_class().expect("a problem");
+            assert_eq!(found_class, expected_class, "{name}");
+            assert_eq!((distilled.total, distilled.problem_count), (1, 1), "{name}");
+            assert_eq!(distilled.locations[0].pointer, format!("/{name}"));
+            assert!(reused.parts.iter().all(|part| !part.touched));
+        }
+        // A restart marks every class's counter, so that the next clear
+        // resets each of them.
+        reused.restart_exact();
+        assert!(reused.parts.iter().all(|part| part.touched));
+        reused.clear();
+        assert!(reused.parts.iter().all(|part| !part.touched));
     }
 
     #[test]
