@@ -123,10 +123,16 @@ fn write_locations<'t, T: Iterator<Item = &'t str>>(
 /// keyword, a code: constants with nothing to escape) as a JSON string,
 /// without the escaping scan.
 pub(crate) fn write_word(out: &mut BytesMut, word: &'static str) {
+    out.put_u8(b'"');
+    put_word(out, word);
+    out.put_u8(b'"');
+}
+
+/// The inside of [`write_word`], for a writer whose fixed pieces carry the
+/// quotes around it (one write fewer on each side).
+pub(crate) fn put_word(out: &mut BytesMut, word: &'static str) {
     debug_assert!(!word.bytes().any(escaped), "{word:?} needs escaping");
-    out.put_u8(b'"');
     out.extend_from_slice(word.as_bytes());
-    out.put_u8(b'"');
 }
 
 /// `text` as a JSON string, cut at the echo bound (as
