@@ -69,14 +69,16 @@ pub fn write_tool_error(
         Some(id) => out.extend_from_slice(id.json()),
         None => out.extend_from_slice(b"null"),
     }
-    out.extend_from_slice(b",\"result\":{");
-    if result_type {
-        out.extend_from_slice(b"\"resultType\":\"complete\",");
-    }
-    out.extend_from_slice(b"\"content\":[{\"type\":\"text\",\"text\":");
-    let escaped = write_plain_text(out, error);
-    out.extend_from_slice(b"}],\"structuredContent\":");
-    write_envelope(out, error, &escaped);
+    // The fixed pieces carry the quotes of the plain text between them,
+    // and the envelope's opening.
+    out.extend_from_slice(if result_type {
+        b",\"result\":{\"resultType\":\"complete\",\"content\":[{\"type\":\"text\",\"text\":\""
+    } else {
+        b",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\""
+    });
+    let escaped = put_plain_text(out, error);
+    out.extend_from_slice(b"\"}],\"structuredContent\":{\"error_kind\":\"");
+    put_envelope(out, error, &escaped);
     out.extend_from_slice(b",\"isError\":true}}");
 }
 
@@ -118,12 +120,13 @@ fn put_copy(out: &mut BytesMut, (start, end): Span) {
     out.extend_from_within(start..end);
 }
 
-/// The text a model reads, as a JSON string: the summary, then one line
-/// per problem and hint.
-fn write_plain_text(out: &mut BytesMut, error: &ToolError<'_>) -> Escaped {
-    let mut escaped = Escaped::default();
-    out.put_u8(b'"');
-    escaped.summary = span(out, |out| escape_one_line(out, error.summary));
+/// The text a model reads, the inside of a JSON string: the summary, then
+/// one line per problem and hint.
+fn put_plain_text(out: &mut BytesMut, error: &ToolError<'_>) -> Escaped {
+    let mut escaped = Escaped {
+        summary: span(out, |out| escape_one_line(out, error.summary)),
+        ..Escaped::default()
+    };
     for (n, detail) in error.details.iter().enumerate() {
         // Fixed words are written as they are escaped.
         out.extend_from_slice(b"\\n- ");
@@ -163,14 +166,14 @@ fn write_plain_text(out: &mut BytesMut, error: &ToolError<'_>) -> Escaped {
         out.extend_from_slice(b"\\nHint: ");
         *slot = span(out, |out| escape_bounded(out, hint));
     }
-    out.put_u8(b'"');
     escaped
 }
 
-fn write_envelope(out: &mut BytesMut, error: &ToolError<'_>, escaped: &Escaped) {
+/// The envelope, after its opening `{"error_kind":"` (which the answer's
+/// piece before it carries).
+fn put_envelope(out: &mut BytesMut, error: &ToolError<'_>, escaped: &Escaped) {
     // The fixed pieces carry the quotes of the strings between them: a
     // detail is thirteen writes, not twenty-five.
-    out.extend_from_slice(b"{\"error_kind\":\"");
     put_word(out, TOOL_INPUT_ERROR_KIND);
     out.extend_from_slice(b"\",\"tool\":\"");
     escape_bounded(out, error.tool);
