@@ -186,6 +186,7 @@ pub fn is_field_value(raw: &[u8]) -> bool {
 /// [`is_field_value`] of `raw` and `raw == expected` in one pass: the
 /// common header, sent exactly as the body has it (one pass costs less
 /// than the comparison and the check one after the other).
+///
 /// Eight bytes at a time from eight on (the last word overlapping the one
 /// before): a method or tool name costs two words, not a loop per byte.
 fn is_same_field_value(raw: &[u8], expected: &[u8]) -> bool {
