@@ -16,7 +16,7 @@ use base64::Engine as _;
 
 use super::headers::{RequestHeaders, names};
 use crate::classify::{Classified, Kind};
-use crate::parse::TapeNode;
+use crate::parse::{TapeNode, words};
 
 /// A header that does not mirror the body.
 #[derive(Debug, PartialEq, Eq)]
@@ -199,29 +199,13 @@ fn is_same_field_value(raw: &[u8], expected: &[u8]) -> bool {
             ok & (sent == body) & is_field_byte(sent)
         });
     }
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
     let (mut differs, mut outside) = (0, 0);
-    let mut at = 0;
-    while at < n {
-        let from = at.min(n - 8);
-        let sent = word(raw, from);
-        differs |= sent ^ word(expected, from);
-        outside |= outside_space_to_tilde(sent);
-        at += 8;
+    for (sent, body) in words::overlapping_words(raw).zip(words::overlapping_words(expected)) {
+        differs |= sent ^ body;
+        outside |= words::unprintable(sent);
     }
     // A tab is a field byte outside ` `..=`~`: the byte check decides.
     differs == 0 && (outside == 0 || is_field_value(raw))
-}
-
-/// Nonzero when a byte of `word` is below `' '` or above `'~'` (the
-/// bit-twiddling tests for "some byte less than" and "some byte more
-/// than", exact as to whether any byte is).
-fn outside_space_to_tilde(word: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
-    let above_tilde = word.wrapping_add(ONES) | word;
-    (below_space | above_tilde) & HIGH
 }
 
 #[inline(always)]

@@ -46,6 +46,7 @@ mod scan;
 pub mod span;
 #[allow(unsafe_code)]
 mod subtree;
+pub(crate) mod words;
 
 use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
 

@@ -7,6 +7,7 @@ use super::codes::{Condition, DataKey};
 use crate::classify::RequestId;
 use crate::distill::{Found, LocationReport, within_echo_bound};
 use crate::parse::escape_stop;
+use crate::parse::words;
 
 /// The longest `message` an envelope carries; the variable parts in it are
 /// cut at the echo bound before, this only bounds their sum.
@@ -234,35 +235,11 @@ fn write_escaped(out: &mut BytesMut, byte: u8) {
     out.extend_from_slice(&[b'\\', short]);
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-fn word_of(bytes: &[u8]) -> u64 {
-    let mut word = [0u8; 8];
-    word.copy_from_slice(bytes);
-    u64::from_le_bytes(word)
-}
-
-/// The high bit of each byte of `word` below `n` (the classic
-/// has-less-than test). The lowest flag is always exact: a false flag
-/// needs a borrow from a true one below it. A byte of 0x80 or more is
-/// never flagged.
-fn below(word: u64, n: u8) -> u64 {
-    word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS
-}
-
-/// The high bit of each byte of `word` equal to `byte` (lowest flag
-/// exact, as [`below`]'s).
-fn equal(word: u64, byte: u8) -> u64 {
-    below(word ^ (ONES * u64::from(byte)), 1)
-}
-
 /// Whether `bytes` are printable ASCII (no control character, nothing
 /// past 0x7e), eight a step.
 fn plain_ascii(bytes: &[u8]) -> bool {
     let mut words = bytes.chunks_exact(8);
-    let plain = |word: u64| (word & HIGHS) | below(word, 0x20) | equal(word, 0x7f) == 0;
-    words.all(|chunk| plain(word_of(chunk)))
+    words.all(|chunk| words::unprintable(words::word_at(chunk, 0)) == 0)
         && words
             .remainder()
             .iter()

@@ -10,6 +10,7 @@
 use std::sync::LazyLock;
 
 use super::builtin;
+use crate::parse::words::{HIGHS, ONES, word_at};
 
 /// Whether `text` is a `date-time` as `jsonschema` has it.
 pub fn is_date_time(text: &str) -> bool {
@@ -28,9 +29,6 @@ fn builtin_date_time(text: &str) -> bool {
 
 /// `YYYY-MM-DDTHH:MM:SS`: the part every plain timestamp starts with.
 const SECONDS_END: usize = 19;
-
-/// One in each byte of a word.
-const ONES: u64 = 0x0101_0101_0101_0101;
 
 /// The digit bytes of the words a timestamp's head is read as: bytes 0–7
 /// (`YYYY-MM-`), 8–15 (`DDTHH:MM`) and 16–19 (`:SS` and one more).
@@ -54,10 +52,9 @@ fn is_plain_date_time(bytes: &[u8]) -> bool {
         // 19 bytes or fewer: no room for an offset.
         return false;
     };
-    let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
     let words = [
-        word(0),
-        word(8),
+        word_at(head, 0),
+        word_at(head, 8),
         u64::from(u32::from_le_bytes(head[16..].try_into().expect("4 bytes"))),
     ];
     let mut wrong = 0;
@@ -67,7 +64,7 @@ fn is_plain_date_time(bytes: &[u8]) -> bool {
         // Each digit byte less '0' below ten: no high bit after adding
         // 0x76, nor before (a byte 0x80 or above).
         let value = (w ^ (ONES * 0x30)) & DIGITS[n];
-        wrong |= (value.wrapping_add(ONES * 0x76) | value) & DIGITS[n] & (ONES * 0x80);
+        wrong |= (value.wrapping_add(ONES * 0x76) | value) & DIGITS[n] & HIGHS;
         values[n] = value;
     }
     if wrong != 0 {

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::catalog::Tool;
 use crate::catalog::subschemas::resolve;
 use crate::distill::{Keyword, MAX_COMPARED, PathToken, SchemaWord, within_echo_bound};
-use crate::parse::{NodeKind, TapeNode, same_text};
+use crate::parse::{NodeKind, TapeNode, same_text, words};
 use crate::reject::codes::{TOOL_ERROR_FALLBACK, ToolErrorCode, tool_error_code};
 
 /// Schemas gathered at one location at most.
@@ -418,7 +418,6 @@ fn fill<'b>(arena: &'b Bump, entry: &ToolErrorCode, values: &[(&str, &str)]) -> 
 /// `memchr`.
 fn holds_brace(value: &str) -> bool {
     const SHORT: usize = 64;
-    const ONES: u64 = 0x0101_0101_0101_0101;
     let bytes = value.as_bytes();
     if bytes.len() >= SHORT {
         return memchr::memchr2(b'{', b'}', bytes).is_some();
@@ -426,19 +425,8 @@ fn holds_brace(value: &str) -> bool {
     if bytes.len() < 8 {
         return bytes.iter().any(|&b| b == b'{' || b == b'}');
     }
-    // A zero byte of `word ^ brace` is a brace: the "has a zero byte" test.
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & (ONES * 0x80) != 0;
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let mut at = 0;
-    while at < bytes.len() {
-        // The last word overlaps the one before.
-        let w = word(at.min(bytes.len() - 8));
-        if has_zero(w ^ (ONES * u64::from(b'{'))) || has_zero(w ^ (ONES * u64::from(b'}'))) {
-            return true;
-        }
-        at += 8;
-    }
-    false
+    words::overlapping_words(bytes)
+        .any(|word| words::equal(word, b'{') | words::equal(word, b'}') != 0)
 }
 
 /// `fill` as the contract words it: each name replaced in turn, in the
