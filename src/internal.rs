@@ -43,7 +43,7 @@ pub mod gate {
 
     /// Dispatch to the compiled roots (`crate::gate::dispatch`).
     pub mod dispatch {
-        pub use crate::gate::dispatch::{Prechecks, gate_root_schema};
+        pub use crate::gate::dispatch::{Prechecks, Reads, gate_root_schema, what_it_reads};
     }
 
     /// The lane and the protocol fields in `_meta` (`crate::gate::lane`).

@@ -20,7 +20,7 @@ mod support;
 
 use jsonschema::json::SerdeJson;
 use mcpgate::Lane;
-use mcpgate::internal::gate::dispatch::{Prechecks, gate_root_schema};
+use mcpgate::internal::gate::dispatch::{Prechecks, Reads, gate_root_schema, what_it_reads};
 use mcpgate::internal::gate::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use mcpgate::internal::protocol::{
     RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
@@ -541,9 +541,11 @@ fn compare_revision(
         let our_root_as_written = compile_root_as_written(ours, key).unwrap();
         let gate_root = gate_root_schema(ours, key, lane).unwrap();
         let prechecks = gate_root.prechecks;
+        let (schema, reads) = what_it_reads(gate_root.schema);
         let gate_root = (
-            compile_schema::<SerdeJson>(Some(gate_root.schema), key).unwrap(),
+            compile_schema::<SerdeJson>(Some(schema), key).unwrap(),
             prechecks,
+            reads,
         );
         let official_root = compile_root_as_written(&official, official_name).unwrap();
         validators.insert(
@@ -605,9 +607,13 @@ fn compare_revision(
             }
             if reaches_schema_stage(&key, &message, lane) {
                 tally.reaching += 1;
-                let (gate_root, prechecks) = gate_root;
-                let gate_verdict =
-                    prechecks_hold(*prechecks, &key, &message) && gate_root.is_valid(&message);
+                let (gate_root, prechecks, reads) = gate_root;
+                let read = match reads {
+                    Reads::Message => Some(&message),
+                    Reads::Params => message.get("params"),
+                };
+                let gate_verdict = prechecks_hold(*prechecks, &key, &message)
+                    && read.is_none_or(|read| gate_root.is_valid(read));
                 if gate_verdict != as_written {
                     tally
                         .pruning_changed

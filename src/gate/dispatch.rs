@@ -19,10 +19,39 @@ use crate::protocol::{
 /// One compiled root: the verdict (`is_valid`, the hot path) and the
 /// explainer (the error path).
 pub struct Root {
+    /// The verdict, over what [`Root::reads`] names.
     pub validator: Validator<TapeJson>,
+    /// Which value of the message `validator` takes.
+    pub reads: Reads,
     pub explainer: Explainer<TapeJson>,
     /// What the gate checks itself before `validator`'s verdict.
     pub prechecks: Prechecks,
+}
+
+/// The value of a message a root's validator takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// The whole message.
+    Message,
+    /// Its `params` (absent: nothing to hold). A root that says nothing
+    /// but `params`' schema once the stages before have done their part
+    /// ([`what_it_reads`]) is compiled as that schema: the verdict then
+    /// does not look up every member of the message to find the one it
+    /// checks.
+    Params,
+}
+
+impl Root {
+    /// The root's verdict on `message`, classified as `classified` (the
+    /// prechecks aside).
+    pub fn is_valid(&self, message: TapeNode<'_>, classified: &Classified<'_>) -> bool {
+        match self.reads {
+            Reads::Message => self.validator.is_valid(message),
+            Reads::Params => classified
+                .params
+                .is_none_or(|params| self.validator.is_valid(params)),
+        }
+    }
 }
 
 /// Facts about a message that the gate reads while classifying it and
@@ -84,7 +113,11 @@ impl RootSet {
         for key in root_keys(&parsed) {
             let gate_root = gate_root_schema(&parsed, &key, lane);
             let prechecks = gate_root.as_ref().map(|r| r.prechecks).unwrap_or_default();
-            let validator = compile_schema::<TapeJson>(gate_root.map(|r| r.schema), &key)?;
+            let (schema, reads) = match gate_root.map(|root| what_it_reads(root.schema)) {
+                Some((schema, reads)) => (Some(schema), reads),
+                None => (None, Reads::Message),
+            };
+            let validator = compile_schema::<TapeJson>(schema, &key)?;
             let schema = root_schema(&parsed, &key).expect("root_keys lists existing roots");
             let explainer = Explainer::new(
                 &schema,
@@ -98,6 +131,7 @@ impl RootSet {
             })?;
             let root = Root {
                 validator,
+                reads,
                 explainer,
                 prechecks,
             };
@@ -212,6 +246,73 @@ pub fn gate_root_schema(document: &Value, key: &str, lane: Lane) -> Option<GateR
     Some(GateRoot { schema, prechecks })
 }
 
+/// What the gate compiles of a root (from [`gate_root_schema`]) and which
+/// value of a message it reads: `params`' schema as a root of its own, its
+/// document's `$defs` and `$schema` beside it, when the root says nothing
+/// else (only `properties` with `params` alone: no `required`, no `type`,
+/// nothing about other members) and `params`' schema refers only into
+/// `$defs`; then a message holds the root exactly when it has no `params`
+/// or its `params` holds that schema. Otherwise the root, unchanged.
+pub fn what_it_reads(schema: Value) -> (Value, Reads) {
+    match params_only(schema) {
+        Ok(params) => (params, Reads::Params),
+        Err(schema) => (schema, Reads::Message),
+    }
+}
+
+/// [`what_it_reads`]: `Ok` with `params`' schema, or `Err` with `schema`.
+fn params_only(schema: Value) -> Result<Value, Value> {
+    let Value::Object(root) = &schema else {
+        return Err(schema);
+    };
+    let only_params = root.keys().all(|keyword| {
+        matches!(
+            keyword.as_str(),
+            "properties" | "$defs" | "$schema" | "$comment"
+        )
+    }) && root
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|properties| properties.len() == 1 && properties.contains_key("params"));
+    let params = root
+        .get("properties")
+        .and_then(|properties| properties.get("params"));
+    let Some(Value::Object(params)) =
+        params.filter(|params| only_params && refers_into_defs(params))
+    else {
+        return Err(schema);
+    };
+    if params.contains_key("$defs") || params.contains_key("$id") {
+        return Err(schema);
+    }
+    let mut own = params.clone();
+    for keyword in ["$defs", "$schema"] {
+        if let Some(value) = root.get(keyword) {
+            own.insert(keyword.to_owned(), value.clone());
+        }
+    }
+    Ok(Value::Object(own))
+}
+
+/// Whether every `$ref` in `schema` (and every `$id`, `$anchor` and
+/// dynamic reference, which would move where one resolves) is a plain
+/// reference into the document's `$defs`, or there are none.
+fn refers_into_defs(schema: &Value) -> bool {
+    match schema {
+        Value::Object(object) => object
+            .iter()
+            .all(|(keyword, value)| match keyword.as_str() {
+                "$ref" => value
+                    .as_str()
+                    .is_some_and(|target| target.starts_with("#/$defs/")),
+                "$id" | "$anchor" | "$dynamicRef" | "$dynamicAnchor" | "$recursiveRef" => false,
+                _ => refers_into_defs(value),
+            }),
+        Value::Array(items) => items.iter().all(refers_into_defs),
+        _ => true,
+    }
+}
+
 /// Leaves out a schema's `"type": "object"` (where the stages before have
 /// proven the instance an object, or a precheck will); whether it did.
 fn drop_object_type(schema: &mut Value) -> bool {
@@ -289,6 +390,7 @@ fn drop_required(schema: &mut Value, names: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jsonschema::json::SerdeJson;
     use serde_json::json;
 
     fn document() -> Value {
@@ -456,6 +558,83 @@ mod tests {
     }
 
     #[test]
+    fn a_root_that_says_only_what_params_holds_reads_params_alone() {
+        let mut document = document();
+        document["$defs"]["request:tools/call"]["properties"]["params"]["properties"]["tag"] =
+            json!({"$ref": "#/$defs/RequestId"});
+        let schema = gate_root(&document, "request:tools/call", Lane::Modern).schema;
+        let whole = compile_schema::<SerdeJson>(Some(schema.clone()), "x").unwrap();
+        let (own, reads) = what_it_reads(schema.clone());
+        assert_eq!(reads, Reads::Params);
+        assert_eq!(
+            own["properties"],
+            schema["properties"]["params"]["properties"]
+        );
+        assert_eq!(own["$defs"], schema["$defs"]);
+        let params = compile_schema::<SerdeJson>(Some(own), "x").unwrap();
+        for message in [
+            json!({"params": {"_meta": {"x": 1}, "tag": "t"}}),
+            json!({"params": {"_meta": {"x": 1}, "tag": 1.5}}),
+            json!({"params": {"_meta": {}}}),
+            json!({"params": {"_meta": 3}}),
+            json!({"params": 1}),
+            json!({"id": 1, "other": {"_meta": 3}}),
+        ] {
+            let read = message.get("params");
+            assert_eq!(
+                read.is_none_or(|params_value| params.is_valid(params_value)),
+                whole.is_valid(&message),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_root_that_says_more_than_params_schema_reads_the_whole_message() {
+        let base = gate_root(&document(), "request:tools/call", Lane::Modern).schema;
+        assert_eq!(what_it_reads(base.clone()).1, Reads::Params);
+        let mut variants = Vec::new();
+        for (keyword, value) in [
+            ("required", json!(["params"])),
+            ("type", json!("object")),
+            ("additionalProperties", json!(false)),
+            ("minProperties", json!(2)),
+        ] {
+            let mut schema = base.clone();
+            schema[keyword] = value;
+            variants.push(schema);
+        }
+        let mut schema = base.clone();
+        schema["properties"]["id"] = json!({"type": "integer"});
+        variants.push(schema);
+        // References that would resolve elsewhere from another root.
+        let mut schema = base.clone();
+        schema["properties"]["params"]["properties"]["p"] = json!({"$ref": "#/properties/params"});
+        variants.push(schema);
+        let mut schema = base.clone();
+        schema["properties"]["params"]["$id"] = json!("urn:example:params");
+        variants.push(schema);
+        let mut schema = base;
+        schema["properties"]["params"]["$defs"] = json!({"Own": {}});
+        variants.push(schema);
+        for schema in variants {
+            assert_eq!(
+                what_it_reads(schema.clone()),
+                (schema.clone(), Reads::Message),
+                "{schema}"
+            );
+        }
+        // A notification's root here says what `id` and `method` hold.
+        let notification = gate_root(
+            &document(),
+            "notification:notifications/initialized",
+            Lane::Modern,
+        )
+        .schema;
+        assert_eq!(what_it_reads(notification).1, Reads::Message);
+    }
+
+    #[test]
     fn answer_roots_are_only_inlined() {
         let GateRoot { schema, prechecks } =
             gate_root(&document(), "response:result", Lane::Legacy);
@@ -481,5 +660,10 @@ mod tests {
                 compile_schema::<TapeJson>(gate_root.map(|r| r.schema), &key).unwrap();
             }
         }
+        // The modern `tools/call` root, the call every gate sees most, reads
+        // `params` alone.
+        let roots = RootSet::compile(SchemaDocument::Mcp2026_07_28).unwrap();
+        let (_, root) = roots.select(RootKind::Request("tools/call")).unwrap();
+        assert_eq!(root.reads, Reads::Params);
     }
 }

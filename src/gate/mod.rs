@@ -744,7 +744,7 @@ impl Gate {
         message: &Classified<'_>,
         named: Option<TapeNode<'_>>,
     ) -> Result<(), Rejection> {
-        if root.prechecks.hold(message, named) && root.validator.is_valid(instance) {
+        if root.prechecks.hold(message, named) && root.is_valid(instance, message) {
             return Ok(());
         }
         COLLECTOR.with(|collector| match collector.try_borrow_mut() {
