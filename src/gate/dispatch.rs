@@ -277,12 +277,18 @@ fn params_only(schema: Value) -> Result<Value, Value> {
     let params = root
         .get("properties")
         .and_then(|properties| properties.get("params"));
+    // Every reference, in `params`' schema and in `$defs`, resolves alike
+    // from either root.
+    let defs_stay = root.get("$defs").is_none_or(refers_into_defs);
     let Some(Value::Object(params)) =
-        params.filter(|params| only_params && refers_into_defs(params))
+        params.filter(|params| only_params && defs_stay && refers_into_defs(params))
     else {
         return Err(schema);
     };
-    if params.contains_key("$defs") || params.contains_key("$id") {
+    if ["$defs", "$id", "$schema"]
+        .iter()
+        .any(|keyword| params.contains_key(*keyword))
+    {
         return Err(schema);
     }
     let mut own = params.clone();
@@ -614,8 +620,15 @@ mod tests {
         let mut schema = base.clone();
         schema["properties"]["params"]["$id"] = json!("urn:example:params");
         variants.push(schema);
-        let mut schema = base;
+        let mut schema = base.clone();
         schema["properties"]["params"]["$defs"] = json!({"Own": {}});
+        variants.push(schema);
+        let mut schema = base.clone();
+        schema["properties"]["params"]["$schema"] =
+            json!("http://json-schema.org/draft-07/schema#");
+        variants.push(schema);
+        let mut schema = base;
+        schema["$defs"]["Back"] = json!({"$ref": "#/properties/params"});
         variants.push(schema);
         for schema in variants {
             assert_eq!(
