@@ -265,23 +265,22 @@ fn params_only(schema: Value) -> Result<Value, Value> {
     let Value::Object(root) = &schema else {
         return Err(schema);
     };
-    let only_params = root.keys().all(|keyword| {
+    let says_nothing_else = root.keys().all(|keyword| {
         matches!(
             keyword.as_str(),
             "properties" | "$defs" | "$schema" | "$comment"
         )
-    }) && root
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|properties| properties.len() == 1 && properties.contains_key("params"));
+    });
     let params = root
         .get("properties")
+        .and_then(Value::as_object)
+        .filter(|properties| properties.len() == 1)
         .and_then(|properties| properties.get("params"));
     // Every reference, in `params`' schema and in `$defs`, resolves alike
     // from either root.
     let defs_stay = root.get("$defs").is_none_or(refers_into_defs);
     let Some(Value::Object(params)) =
-        params.filter(|params| only_params && defs_stay && refers_into_defs(params))
+        params.filter(|params| says_nothing_else && defs_stay && refers_into_defs(params))
     else {
         return Err(schema);
     };

@@ -6,8 +6,7 @@ use bytes::{BufMut, BytesMut};
 use super::codes::{Condition, DataKey};
 use crate::classify::RequestId;
 use crate::distill::{Found, LocationReport, within_echo_bound};
-use crate::parse::escape_stop;
-use crate::parse::words;
+use crate::parse::{escape_stop, words};
 
 /// The longest `message` an envelope carries; the variable parts in it are
 /// cut at the echo bound before, this only bounds their sum.
