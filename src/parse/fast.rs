@@ -12,10 +12,13 @@
 //!
 //! Why it pays: simd-json indexes every structural character in a first
 //! pass, then walks the index and scans every string once more; this reader
-//! takes the body once, strings sixteen bytes at a time.
+//! takes the body once, strings sixteen bytes at a time. It reads the body
+//! through a cursor over a padded copy (`scan::Cursor`, where the unchecked
+//! steps are), so no byte costs a bounds check, and writes the tape into
+//! room reserved before it starts (`writer::TapeWriter`).
 //!
 //! UTF-8 is checked string by string, by the scan that finds each string's
-//! end (`scan::string_at`, where the unchecked steps are): everything else
+//! end (`scan::Cursor::string`): everything else
 //! in a body it takes is structural ASCII, so such a body is UTF-8 whole.
 //! Checking the whole body first (`simdutf8`) is a second pass over every
 //! byte; the scan adds one instruction per sixteen bytes to a pass it
@@ -23,7 +26,8 @@
 
 use simd_json::{Node, StaticNode};
 
-use super::scan;
+use super::scan::Cursor;
+use super::writer::TapeWriter;
 
 /// Deepest nesting the fast path takes; deeper bodies go to simd-json.
 pub(super) const FAST_DEPTH: usize = 32;
@@ -33,7 +37,7 @@ pub(super) const FAST_DEPTH: usize = 32;
 const MAX_DIGITS: usize = 18;
 
 /// One open array or object.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Frame {
     /// Tape index of its header node.
     header: usize,
@@ -46,38 +50,76 @@ struct Frame {
     object: bool,
 }
 
-/// Builds the tape of `bytes` into `tape` (emptied first) and returns `true`, or
-/// returns `false` (the tape's content then unspecified) when the body is not
-/// one the fast path takes. `objects` gets the tape index of every object
-/// that may hold a duplicate key: all the duplicate-key check has to look
-/// at (in the others, every key differs from the earlier ones in length,
-/// first or last byte).
+/// The arrays and objects open at a point of the parse, kept by the parser
+/// from one parse to the next (made afresh for each, they cost more to
+/// clear than a small body to read). Each frame is written when its array
+/// or object opens, before it is read.
+pub(super) struct Frames([Frame; FAST_DEPTH]);
+
+impl Default for Frames {
+    fn default() -> Self {
+        Frames([Frame::default(); FAST_DEPTH])
+    }
+}
+
+/// Tape nodes the fast path reserves for a body of `len` bytes, before it
+/// reads the body: as many as such a body can hold. A finished value owns
+/// two bytes at least (a number, its digit and the byte after it; the
+/// others, their own first and last), but for a number that ends the body,
+/// and an open array or object only its first byte so far.
+///
+/// Reserved whole rather than grown by doubling: a large body's tape would
+/// be copied once per doubling and leave the smaller blocks behind, freed
+/// but not always given back to the system yet. The pages of the room a
+/// body does not fill are never touched, so they cost address space, not
+/// memory.
+fn tape_room(len: usize) -> usize {
+    len / 2 + 1 + FAST_DEPTH
+}
+
+/// Builds the tape of the body under `cursor` into `tape` (emptied first)
+/// and returns `true`, or returns `false` (the tape's content then
+/// unspecified) when the body is not one the fast path takes. `objects`
+/// gets the tape index of every object that may hold a duplicate key: all
+/// the duplicate-key check has to look at (in the others, every key
+/// differs from the earlier ones in length, first or last byte).
 pub(super) fn fill<'a>(
-    bytes: &'a [u8],
+    cursor: Cursor<'a>,
     tape: &mut Vec<Node<'a>>,
+    frames: &mut Frames,
     objects: &mut Vec<u32>,
     max_depth: usize,
 ) -> bool {
-    tape.clear();
     objects.clear();
+    let mut writer = TapeWriter::new(tape, tape_room(cursor.body_len()));
+    let taken = read(cursor, &mut writer, &mut frames.0, objects, max_depth).is_some();
+    if taken {
+        writer.finish(tape);
+    }
+    taken
+}
+
+/// [`fill`]'s reading: `None` for a body the fast path does not take.
+#[inline(always)]
+fn read<'a>(
+    mut cursor: Cursor<'a>,
+    tape: &mut TapeWriter<'a>,
+    stack: &mut [Frame; FAST_DEPTH],
+    objects: &mut Vec<u32>,
+    max_depth: usize,
+) -> Option<()> {
     let depth_limit = max_depth.min(FAST_DEPTH);
-    let mut stack = [Frame {
-        header: 0,
-        len: 0,
-        key_bits: 0,
-        suspect: false,
-        object: false,
-    }; FAST_DEPTH];
     let mut depth = 0;
-    let mut at = skip_whitespace(bytes, 0);
+    cursor.skip_whitespace();
 
     // Opens an object or an array: one expansion each, so that neither
     // pays a branch on which it is (one arm for both cost more per check).
     macro_rules! open {
-        ($object:expr, $header:expr, $close:expr) => {{
+        ($object:expr, $open:expr, $header:expr, $close:expr) => {{
             if depth == depth_limit {
-                return false;
+                return None;
             }
+            cursor.eat($open);
             stack[depth] = Frame {
                 header: tape.len(),
                 len: 0,
@@ -86,64 +128,44 @@ pub(super) fn fill<'a>(
                 object: $object,
             };
             depth += 1;
-            tape.push($header);
-            at = skip_whitespace(bytes, at + 1);
-            if bytes.get(at) == Some(&$close) {
+            tape.push($header)?;
+            cursor.skip_whitespace();
+            if cursor.eat($close) {
                 // Empty: its header is already right.
                 depth -= 1;
-                at += 1;
             } else {
                 let frame = &mut stack[depth - 1];
                 frame.len = 1;
                 if $object {
-                    let Some((next, bits)) = key_at(bytes, at, tape) else {
-                        return false;
-                    };
-                    frame.key_bits = bits;
-                    at = next;
+                    frame.key_bits = key(&mut cursor, tape)?;
                 }
                 continue;
             }
         }};
     }
 
-    // Each turn reads one value at `at`, then what follows it up to the
-    // start of the next value (or the end of the document).
+    // Each turn reads one value at the cursor, then what follows it up to
+    // the start of the next value (or the end of the document).
     loop {
-        match bytes.get(at) {
-            Some(b'"') => {
-                let Some((string, next)) = scan::string_at(bytes, at) else {
-                    return false;
-                };
-                tape.push(Node::String(string));
-                at = next;
+        match cursor.peek() {
+            b'"' => tape.push(Node::String(cursor.string()?))?,
+            b'{' => open!(true, b'{', Node::Object { len: 0, count: 0 }, b'}'),
+            b'[' => open!(false, b'[', Node::Array { len: 0, count: 0 }, b']'),
+            b't' if cursor.eat_word(b"true") => tape.push(Node::Static(StaticNode::Bool(true)))?,
+            b'f' if cursor.eat_word(b"false") => {
+                tape.push(Node::Static(StaticNode::Bool(false)))?
             }
-            Some(b'{') => open!(true, Node::Object { len: 0, count: 0 }, b'}'),
-            Some(b'[') => open!(false, Node::Array { len: 0, count: 0 }, b']'),
-            Some(b't') if bytes[at..].starts_with(b"true") => {
-                tape.push(Node::Static(StaticNode::Bool(true)));
-                at += 4;
+            b'n' if cursor.eat_word(b"null") => tape.push(Node::Static(StaticNode::Null))?,
+            b'-' | b'0'..=b'9' => {
+                let (number, next) = number(cursor)?;
+                cursor = next;
+                tape.push(Node::Static(number))?;
             }
-            Some(b'f') if bytes[at..].starts_with(b"false") => {
-                tape.push(Node::Static(StaticNode::Bool(false)));
-                at += 5;
-            }
-            Some(b'n') if bytes[at..].starts_with(b"null") => {
-                tape.push(Node::Static(StaticNode::Null));
-                at += 4;
-            }
-            Some(b'-' | b'0'..=b'9') => {
-                let Some((number, next)) = number_at(bytes, at) else {
-                    return false;
-                };
-                tape.push(Node::Static(number));
-                at = next;
-            }
-            Some(&byte) if is_whitespace(byte) => {
-                at = skip_whitespace(bytes, at);
+            b' ' | b'\n' | b'\r' | b'\t' => {
+                cursor.skip_whitespace();
                 continue;
             }
-            _ => return false,
+            _ => return None,
         }
 
         // After a value: close what ends here, then find the next value.
@@ -151,85 +173,70 @@ pub(super) fn fill<'a>(
         // before it: compact JSON, what clients send, then pays nothing.
         loop {
             if depth == 0 {
-                return skip_whitespace(bytes, at) == bytes.len();
+                cursor.skip_whitespace();
+                return cursor.at_end().then_some(());
             }
             let frame = &mut stack[depth - 1];
-            match bytes.get(at) {
-                Some(b',') => {
+            match cursor.peek() {
+                b',' => {
+                    cursor.eat(b',');
                     frame.len += 1;
-                    at += 1;
                     if frame.object {
-                        match key_at(bytes, at, tape) {
-                            Some((next, bits)) => {
-                                frame.suspect |= frame.key_bits & bits == bits;
-                                frame.key_bits |= bits;
-                                at = next;
-                            }
-                            None => return false,
-                        }
+                        let bits = key(&mut cursor, tape)?;
+                        frame.suspect |= frame.key_bits & bits == bits;
+                        frame.key_bits |= bits;
                     }
                     break;
                 }
-                Some(b'}') if frame.object => {
+                b'}' if frame.object => {
+                    cursor.eat(b'}');
                     if frame.suspect {
-                        let Ok(header) = u32::try_from(frame.header) else {
-                            return false;
-                        };
-                        objects.push(header);
+                        objects.push(u32::try_from(frame.header).ok()?);
                     }
                     let count = tape.len() - frame.header - 1;
-                    tape[frame.header] = Node::Object {
-                        len: frame.len,
-                        count,
-                    };
+                    let len = frame.len;
+                    tape.set(frame.header, Node::Object { len, count });
                 }
-                Some(b']') if !frame.object => {
+                b']' if !frame.object => {
+                    cursor.eat(b']');
                     let count = tape.len() - frame.header - 1;
-                    tape[frame.header] = Node::Array {
-                        len: frame.len,
-                        count,
-                    };
+                    let len = frame.len;
+                    tape.set(frame.header, Node::Array { len, count });
                 }
-                Some(&byte) if is_whitespace(byte) => {
-                    at = skip_whitespace(bytes, at);
+                b' ' | b'\n' | b'\r' | b'\t' => {
+                    cursor.skip_whitespace();
                     continue;
                 }
-                _ => return false,
+                _ => return None,
             }
             depth -= 1;
-            at += 1;
         }
     }
 }
 
-/// Reads an object key at `at` and the colon after it; gives the position
-/// of the member's value and the key's [`key_bits`].
+/// Reads an object key at the cursor and the colon after it, leaving the
+/// cursor at the member's value; gives the key's [`key_bits`].
 #[inline(always)]
-fn key_at<'a>(bytes: &'a [u8], at: usize, tape: &mut Vec<Node<'a>>) -> Option<(usize, u64)> {
-    let at = expect(bytes, at, b'"')?;
-    let (key, next) = scan::string_at(bytes, at)?;
-    tape.push(Node::String(key));
-    let colon = expect(bytes, next, b':')?;
-    Some((colon + 1, key_bits(key)))
-}
-
-/// The position of `byte` at `at` or after whitespace there; `None` if
-/// something else comes first.
-#[inline(always)]
-fn expect(bytes: &[u8], at: usize, byte: u8) -> Option<usize> {
-    if bytes.get(at) == Some(&byte) {
-        return Some(at);
+fn key<'a>(cursor: &mut Cursor<'a>, tape: &mut TapeWriter<'a>) -> Option<u64> {
+    if cursor.peek() != b'"' {
+        *cursor = skip_whitespace_before(*cursor, b'"')?;
     }
-    expect_after_whitespace(bytes, at, byte)
+    let key = cursor.string()?;
+    tape.push(Node::String(key))?;
+    if !cursor.eat(b':') {
+        *cursor = skip_whitespace_before(*cursor, b':')?;
+        cursor.eat(b':');
+    }
+    Some(key_bits(key))
 }
 
-/// [`expect`] when `byte` is not right there: out of line, so that the
-/// compact case stays one comparison. (Inline, or `#[cold]`, the hot loop
-/// cost more.)
+/// The cursor moved past whitespace to `byte`, or `None` if something
+/// else comes first: out of line, so that the compact case stays one
+/// comparison in [`key`]. (Inline, or `#[cold]`, the hot loop cost more.)
 #[inline(never)]
-fn expect_after_whitespace(bytes: &[u8], at: usize, byte: u8) -> Option<usize> {
-    let at = skip_whitespace(bytes, at);
-    (bytes.get(at) == Some(&byte)).then_some(at)
+fn skip_whitespace_before(mut cursor: Cursor<'_>, byte: u8) -> Option<Cursor<'_>> {
+    cursor.skip_whitespace();
+    (cursor.peek() == byte).then_some(cursor)
 }
 
 /// Two bits of 64 for a key, from its length and its first and last bytes.
@@ -258,70 +265,68 @@ const POWERS_OF_TEN: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// A number at `at` as simd-json holds it, and the position after it:
-/// an integer as `U64` when not negative and `I64` when negative (`-0`
+/// The number at the cursor as simd-json holds it, the cursor moved past
+/// it: an integer as `U64` when not negative and `I64` when negative (`-0`
 /// included); one with a fraction or an exponent as `F64`, correctly
 /// rounded as simd-json's does (`str::parse`, or one exact operation where
-/// that gives the same). `None` for an integer part of
-/// [`MAX_DIGITS`] digits or more, a float beyond `f64`'s range, or no
-/// digits where the grammar needs one. A leading zero followed by more
-/// digits is left to the caller, which finds a digit where a delimiter must
-/// be.
-fn number_at(bytes: &[u8], at: usize) -> Option<(StaticNode, usize)> {
-    let negative = bytes[at] == b'-';
-    let digits_start = at + usize::from(negative);
-    let mut end = digits_start;
+/// that gives the same). `None` for an integer part of [`MAX_DIGITS`]
+/// digits or more, a float beyond `f64`'s range, or no digits where the
+/// grammar needs one. A leading zero followed by more digits is left to
+/// the caller, which finds a digit where a delimiter must be.
+fn number(mut cursor: Cursor<'_>) -> Option<(StaticNode, Cursor<'_>)> {
+    let at = cursor.at();
+    let negative = cursor.eat(b'-');
+    let digits_start = cursor.at();
     let mut value: u64 = 0;
-    if bytes.get(end) == Some(&b'0') {
-        end += 1;
-    } else {
-        while let Some(&digit @ b'0'..=b'9') = bytes.get(end) {
-            value = value * 10 + u64::from(digit - b'0');
-            end += 1;
-            if end - digits_start >= MAX_DIGITS {
+    if !cursor.eat(b'0') {
+        while let Some(digit) = cursor.eat_digit() {
+            value = value * 10 + digit;
+            if cursor.at() - digits_start >= MAX_DIGITS {
                 return None;
             }
         }
     }
-    if end == digits_start {
+    if cursor.at() == digits_start {
         return None;
     }
     let mut float = false;
     // The literal is `value` × 10^`scale` while every digit fits below 2^53.
     let mut scale: i64 = 0;
     let mut exact = value <= EXACT_MANTISSA;
-    if bytes.get(end) == Some(&b'.') {
+    if cursor.eat(b'.') {
         float = true;
-        let from = end + 1;
-        end = from;
-        while let Some(&digit @ b'0'..=b'9') = bytes.get(end) {
+        let from = cursor.at();
+        while let Some(digit) = cursor.eat_digit() {
             if value <= (EXACT_MANTISSA - 9) / 10 {
-                value = value * 10 + u64::from(digit - b'0');
+                value = value * 10 + digit;
                 scale -= 1;
             } else {
                 exact = false;
             }
-            end += 1;
         }
-        if end == from {
+        if cursor.at() == from {
             return None;
         }
     }
-    if let Some(b'e' | b'E') = bytes.get(end) {
+    if cursor.eat(b'e') || cursor.eat(b'E') {
         float = true;
-        end += 1;
-        let negative_exponent = bytes.get(end) == Some(&b'-');
-        if let Some(b'+' | b'-') = bytes.get(end) {
-            end += 1;
+        let negative_exponent = cursor.eat(b'-');
+        if !negative_exponent {
+            cursor.eat(b'+');
         }
-        let from = end;
-        end = digits_after(bytes, from)?;
+        let from = cursor.at();
         // Past four digits the fast rule below cannot apply anyway.
-        let exponent = bytes[from..end]
-            .iter()
-            .take(4)
-            .fold(0, |sum, digit| sum * 10 + i64::from(digit - b'0'));
-        exact &= end - from <= 4;
+        let mut exponent = 0;
+        while let Some(digit) = cursor.eat_digit() {
+            if cursor.at() - from <= 4 {
+                exponent = exponent * 10 + digit as i64;
+            }
+        }
+        let digits = cursor.at() - from;
+        if digits == 0 {
+            return None;
+        }
+        exact &= digits <= 4;
         scale += if negative_exponent {
             -exponent
         } else {
@@ -340,13 +345,15 @@ fn number_at(bytes: &[u8], at: usize) -> Option<(StaticNode, usize)> {
                 mantissa * POWERS_OF_TEN[scale as usize]
             };
             let value = if negative { -magnitude } else { magnitude };
-            return Some((StaticNode::F64(value), end));
+            return Some((StaticNode::F64(value), cursor));
         }
         // Only JSON's number grammar reaches here, which `f64`'s parser
         // takes whole (it takes more, such as `inf`, that cannot occur).
-        let literal = std::str::from_utf8(bytes.get(at..end)?).ok()?;
+        let literal = std::str::from_utf8(cursor.read_since(at)?).ok()?;
         let value: f64 = literal.parse().ok()?;
-        return value.is_finite().then_some((StaticNode::F64(value), end));
+        return value
+            .is_finite()
+            .then_some((StaticNode::F64(value), cursor));
     }
     let node = if negative {
         // At most 17 digits: the negation fits.
@@ -354,43 +361,29 @@ fn number_at(bytes: &[u8], at: usize) -> Option<(StaticNode, usize)> {
     } else {
         StaticNode::U64(value)
     };
-    Some((node, end))
-}
-
-/// The position after the digits that start at `from`; `None` for none.
-fn digits_after(bytes: &[u8], from: usize) -> Option<usize> {
-    let count = bytes
-        .get(from..)?
-        .iter()
-        .take_while(|byte| byte.is_ascii_digit())
-        .count();
-    (count > 0).then_some(from + count)
-}
-
-#[inline(always)]
-fn is_whitespace(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\n' | b'\r' | b'\t')
-}
-
-#[inline(always)]
-fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
-    // Compact JSON, what clients send, has none: one comparison.
-    while let Some(&byte) = bytes.get(at) {
-        if byte > b' ' || !is_whitespace(byte) {
-            break;
-        }
-        at += 1;
-    }
-    at
+    Some((node, cursor))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn fast(body: &str) -> Option<Vec<Node<'_>>> {
+    /// The fast path's tape of `body`, read as the parser reads it.
+    fn fill_from(
+        body: &[u8],
+        tape: &mut Vec<Node<'static>>,
+        objects: &mut Vec<u32>,
+        max_depth: usize,
+    ) -> bool {
+        // The copy's strings outlive the test's tape.
+        let buffer = Box::leak(Box::new(Vec::new()));
+        let cursor = Cursor::new(buffer, body);
+        fill(cursor, tape, &mut Frames::default(), objects, max_depth)
+    }
+
+    fn fast(body: &str) -> Option<Vec<Node<'static>>> {
         let mut tape = Vec::new();
-        fill(body.as_bytes(), &mut tape, &mut Vec::new(), 64).then_some(tape)
+        fill_from(body.as_bytes(), &mut tape, &mut Vec::new(), 64).then_some(tape)
     }
 
     fn simd(body: &str) -> Vec<Node<'static>> {
@@ -471,9 +464,35 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_anywhere_goes_to_simd_json() {
+    fn the_densest_bodies_fit_the_room_reserved() {
+        let deep = format!("{}0{}", "[".repeat(FAST_DEPTH), "]".repeat(FAST_DEPTH));
+        let numbers = format!("[{}0]", "0,".repeat(500));
+        let empties = format!("[{}[]]", "[],".repeat(500));
+        let members = format!(
+            "{{{}\"\":0}}",
+            (0..300).map(|i| format!("\"{i}\":0,")).collect::<String>()
+        );
+        for body in [
+            "0", "[]", "[0]", "{}", "{\"\":0}", &deep, &numbers, &empties, &members,
+        ] {
+            let tape = fast(body).unwrap_or_else(|| panic!("{body}"));
+            assert!(tape.len() <= tape_room(body.len()), "{body}");
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_or_a_zero_byte_anywhere_goes_to_simd_json() {
         for body in [
             &b"{\"a\":\"\xC3\"}"[..],
+            // Zero is what the cursor reads past the body's end: inside
+            // it, it ends nothing early and is taken nowhere.
+            b"{\"a\":1}\0",
+            b"{\"a\":1\0}",
+            b"{\"a\0\":1}",
+            b"[\"\0\"]",
+            b"[1\0]",
+            b"\0[]",
+            b"[tru\0]",
             b"{\"\xFF\":1}",
             b"[\"ok\",\"\xED\xA0\x80\"]",
             b"[\"caf\xC3\xA9\",\"\xC3\x28\"]",
@@ -481,7 +500,7 @@ mod tests {
             b"\xEF\xBB\xBF[]",
         ] {
             assert!(
-                !fill(body, &mut Vec::new(), &mut Vec::new(), 64),
+                !fill_from(body, &mut Vec::new(), &mut Vec::new(), 64),
                 "{body:?}"
             );
         }
@@ -493,15 +512,25 @@ mod tests {
         assert!(fast(&nested(FAST_DEPTH)).is_some());
         assert!(fast(&nested(FAST_DEPTH + 1)).is_none());
         let (four, five) = (nested(4), nested(5));
-        assert!(fill(four.as_bytes(), &mut Vec::new(), &mut Vec::new(), 4));
-        assert!(!fill(five.as_bytes(), &mut Vec::new(), &mut Vec::new(), 4));
+        assert!(fill_from(
+            four.as_bytes(),
+            &mut Vec::new(),
+            &mut Vec::new(),
+            4
+        ));
+        assert!(!fill_from(
+            five.as_bytes(),
+            &mut Vec::new(),
+            &mut Vec::new(),
+            4
+        ));
     }
 
     #[test]
     fn objects_that_may_repeat_a_key_are_listed() {
         let (mut tape, mut objects) = (Vec::new(), Vec::new());
         let mixed = r#"{"a":{},"b":{"c":1},"x":{"same":1,"same":2},"d":[{"e":1,"ff":2}]}"#;
-        assert!(fill(mixed.as_bytes(), &mut tape, &mut objects, 64));
+        assert!(fill_from(mixed.as_bytes(), &mut tape, &mut objects, 64));
         // Equal keys always share a bit, so that object is listed; others
         // may be (bits can collide), but only objects of two members or more.
         assert!(objects.contains(&8), "{objects:?}");
@@ -513,7 +542,7 @@ mod tests {
         }
         let many: Vec<String> = (0..65).map(|i| format!("\"k{i}\":{i}")).collect();
         let crowded = format!("{{{}}}", many.join(","));
-        assert!(fill(crowded.as_bytes(), &mut tape, &mut objects, 64));
+        assert!(fill_from(crowded.as_bytes(), &mut tape, &mut objects, 64));
         assert_eq!(objects, [0], "65 keys cannot each bring a new bit of 64");
     }
 
@@ -553,12 +582,10 @@ mod tests {
                 format!("{sign}{int}E{exponent}"),
             ] {
                 let expected: f64 = number.parse().unwrap();
-                let read = number_at(number.as_bytes(), 0);
-                proptest::prop_assert_eq!(
-                    read,
-                    Some((StaticNode::F64(expected), number.len())),
-                    "{}", number
-                );
+                let mut buffer = Vec::new();
+                let read = super::number(Cursor::new(&mut buffer, number.as_bytes()));
+                let read = read.map(|(node, cursor)| (node, cursor.at_end()));
+                proptest::prop_assert_eq!(read, Some((StaticNode::F64(expected), true)), "{}", number);
                 if let Some((StaticNode::F64(value), _)) = read {
                     proptest::prop_assert_eq!(value.to_bits(), expected.to_bits(), "{}", number);
                 }

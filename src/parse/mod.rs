@@ -9,11 +9,11 @@
 //! Why simd-json gets a copy: it parses in place (it unescapes strings
 //! inside its input), but the gateway forwards the original bytes untouched.
 //! So the body is copied into the worker's scratch buffer, padded, and parsed
-//! there; the caller's bytes are never written. The fast path writes nothing
-//! and reads the caller's bytes, so a body it takes is not copied at all (a
-//! document borrows the body as long as the parser). The scratch buffer,
-//! simd-json's buffers and the tape are kept in the [`Parser`] and reused, so
-//! a parse in steady state allocates nothing.
+//! there; the caller's bytes are never written. The fast path reads a copy
+//! too, padded with zeros: it then reads each byte without a bounds check
+//! (`scan::Cursor`), which costs less than the copy. The copies, simd-json's
+//! buffers and the tapes are kept in the [`Parser`] and reused, so a parse in
+//! steady state allocates nothing.
 //!
 //! Why duplicate keys are refused: JSON leaves their meaning open, and
 //! readers disagree. simd-json's `BorrowedValue` keeps the first duplicate in
@@ -47,6 +47,8 @@ pub mod span;
 #[allow(unsafe_code)]
 mod subtree;
 pub(crate) mod words;
+#[allow(unsafe_code)]
+mod writer;
 
 use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
 
@@ -58,15 +60,6 @@ pub(crate) use scan::escape_stop;
 use dupes::{Defect, KeyTable};
 use reuse::{BodyStore, TapeStore};
 use subtree::Subtree;
-
-/// From this size on, the fast path's tape is reserved at once for as many
-/// nodes as the body can hold (a value and the byte after it take two bytes
-/// at least). Grown by doubling instead, a large body's tape is copied once
-/// per doubling and leaves the smaller blocks behind, freed but not always
-/// given back to the system yet: up to twice the tape's size resident for
-/// one body. The pages of the reservation a body does not fill are never
-/// touched, so they cost address space, not memory.
-const RESERVE_WHOLE_TAPE_FROM: usize = 64 * 1024;
 
 /// Limits a body must stay within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,8 +162,12 @@ impl Source {
 
 /// A parser owned by one worker and reused for every body it reads.
 pub struct Parser {
-    /// The tape the fast path builds (its strings borrow the body).
+    /// The padded copy of the body the fast path reads.
+    fast_input: Vec<u8>,
+    /// The tape the fast path builds (its strings borrow `fast_input`).
     fast_tape: TapeStore,
+    /// The fast path's stack of open arrays and objects.
+    fast_frames: fast::Frames,
     /// The objects of the fast tape that may repeat a key.
     fast_objects: Vec<u32>,
     simd_json: SimdJson,
@@ -189,7 +186,9 @@ impl Parser {
     pub fn new() -> Self {
         let depth = ParseLimits::DEFAULT_MAX_DEPTH;
         Parser {
+            fast_input: Vec::new(),
             fast_tape: TapeStore::new(),
+            fast_frames: fast::Frames::default(),
             fast_objects: Vec::new(),
             simd_json: SimdJson {
                 scratch: Vec::new(),
@@ -219,12 +218,10 @@ impl Parser {
         self.source.tape_len = 0;
 
         let fast_tape = self.fast_tape.fill();
-        if body.len() > RESERVE_WHOLE_TAPE_FROM {
-            fast_tape.0.reserve(body.len() / 2 + 1);
-        }
         let fast = fast::fill(
-            body,
+            scan::Cursor::new(&mut self.fast_input, body),
             &mut fast_tape.0,
+            &mut self.fast_frames,
             &mut self.fast_objects,
             limits.max_depth,
         );
