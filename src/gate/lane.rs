@@ -2,7 +2,7 @@
 //! protocol fields a 2026-07-28 request carries in `params._meta`.
 
 use crate::classify::{Classified, Kind};
-use crate::parse::{NodeKind, TapeNode};
+use crate::parse::{NodeKind, TapeNode, same_bytes, same_text};
 use crate::protocol::{Lane, Revision};
 
 /// The `_meta` key of the revision a 2026-07-28 request speaks.
@@ -101,7 +101,7 @@ pub fn check_protocol_fields<'a>(
             // The header chose a served modern revision: a body naming any
             // other version disagrees with it (-32020), supported or not.
             let body = version.as_str().unwrap_or_default();
-            if header.is_none_or(|h| h.trim_ascii() != body.as_bytes()) {
+            if header.is_none_or(|h| !same_bytes(h.trim_ascii(), body.as_bytes())) {
                 return Err(LaneRefusal::VersionMismatch { body, header });
             }
             require(
@@ -121,9 +121,9 @@ pub fn check_protocol_fields<'a>(
 fn protocol_members(meta: Option<TapeNode<'_>>) -> (Option<TapeNode<'_>>, Option<TapeNode<'_>>) {
     let (mut version, mut capabilities) = (None, None);
     for (name, value) in meta.iter().flat_map(|meta| meta.members()) {
-        if name == META_PROTOCOL_VERSION {
+        if same_text(name, META_PROTOCOL_VERSION) {
             version = Some(value);
-        } else if name == META_CLIENT_CAPABILITIES {
+        } else if same_text(name, META_CLIENT_CAPABILITIES) {
             capabilities = Some(value);
         }
     }

@@ -54,7 +54,7 @@ use simd_json::{Buffers, ErrorType, INPUT_PADDING, Node};
 
 pub use backend::TapeJson;
 pub use node::{NodeKind, TapeNode};
-pub(crate) use node::{SHORT_LIST, same_text};
+pub(crate) use node::{SHORT_LIST, same_bytes, same_text};
 pub(crate) use scan::escape_stop;
 
 use dupes::{Defect, KeyTable};

@@ -378,7 +378,12 @@ pub(crate) const SHORT_LIST: usize = 16;
 /// the lengths agree, which costs more than the comparison itself.)
 #[inline(always)]
 pub(crate) fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`same_text`] for bytes.
+#[inline(always)]
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;
@@ -393,6 +398,18 @@ pub(crate) fn same_text(a: &str, b: &str) -> bool {
         1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
         4..=7 => four(a, 0) == four(b, 0) && four(a, n - 4) == four(b, n - 4),
         8..=16 => eight(a, 0) == eight(b, 0) && eight(a, n - 8) == eight(b, n - 8),
+        // Namespaced names (`io.modelcontextprotocol/…`): eight bytes at a
+        // time, the last eight read from the end.
+        17..=64 => {
+            let mut at = 0;
+            while at + 8 < n {
+                if eight(a, at) != eight(b, at) {
+                    return false;
+                }
+                at += 8;
+            }
+            eight(a, n - 8) == eight(b, n - 8)
+        }
         _ => a == b,
     }
 }
@@ -563,7 +580,7 @@ mod tests {
 
     #[test]
     fn same_text_is_equality_at_every_length_and_position() {
-        for len in 0..40 {
+        for len in 0..80 {
             let a: String = (0..len)
                 .map(|i| char::from(b'a' + (i % 26) as u8))
                 .collect();
