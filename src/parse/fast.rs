@@ -15,7 +15,7 @@
 //! takes the body once, strings sixteen bytes at a time. It reads the body
 //! through a cursor over a padded copy (`scan::Cursor`, where the unchecked
 //! steps are), so no byte costs a bounds check, and writes the tape into
-//! room reserved before it starts (`writer::TapeWriter`).
+//! room reserved before it starts (`writer::TapeWriter`), a turn at a time.
 //!
 //! UTF-8 is checked string by string, by the scan that finds each string's
 //! end (`scan::Cursor::string`): everything else
@@ -27,7 +27,7 @@
 use simd_json::{Node, StaticNode};
 
 use super::scan::Cursor;
-use super::writer::TapeWriter;
+use super::writer::{Last, TapeWriter};
 
 /// Deepest nesting the fast path takes; deeper bodies go to simd-json.
 pub(super) const FAST_DEPTH: usize = 32;
@@ -114,30 +114,33 @@ fn read<'a>(
 
     // Opens an object or an array: one expansion each, so that neither
     // pays a branch on which it is (one arm for both cost more per check).
+    // Its header is the turn's first node, an object's first key its last.
     macro_rules! open {
-        ($object:expr, $open:expr, $header:expr, $close:expr) => {{
+        ($turn:expr, $object:expr, $open:expr, $header:expr, $close:expr) => {{
             if depth == depth_limit {
                 return None;
             }
             cursor.eat($open);
+            let turn = $turn;
             stack[depth] = Frame {
-                header: tape.len(),
+                header: turn.len(),
                 len: 0,
                 key_bits: 0,
                 suspect: false,
                 object: $object,
             };
             depth += 1;
-            tape.push($header)?;
+            let last = turn.push($header);
             cursor.skip_whitespace();
             if cursor.eat($close) {
                 // Empty: its header is already right.
                 depth -= 1;
+                last
             } else {
                 let frame = &mut stack[depth - 1];
                 frame.len = 1;
                 if $object {
-                    frame.key_bits = key(&mut cursor, tape)?;
+                    frame.key_bits = key(&mut cursor, last)?;
                 }
                 continue;
             }
@@ -145,28 +148,28 @@ fn read<'a>(
     }
 
     // Each turn reads one value at the cursor, then what follows it up to
-    // the start of the next value (or the end of the document).
+    // the start of the next value (or the end of the document): at most two
+    // nodes, the value and the key of the member after it.
     loop {
-        match cursor.peek() {
-            b'"' => tape.push(Node::String(cursor.string()?))?,
-            b'{' => open!(true, b'{', Node::Object { len: 0, count: 0 }, b'}'),
-            b'[' => open!(false, b'[', Node::Array { len: 0, count: 0 }, b']'),
-            b't' if cursor.eat_word(b"true") => tape.push(Node::Static(StaticNode::Bool(true)))?,
-            b'f' if cursor.eat_word(b"false") => {
-                tape.push(Node::Static(StaticNode::Bool(false)))?
-            }
-            b'n' if cursor.eat_word(b"null") => tape.push(Node::Static(StaticNode::Null))?,
+        let turn = tape.turn()?;
+        let mut last = match cursor.peek() {
+            b'"' => turn.push(Node::String(cursor.string()?)),
+            b'{' => open!(turn, true, b'{', Node::Object { len: 0, count: 0 }, b'}'),
+            b'[' => open!(turn, false, b'[', Node::Array { len: 0, count: 0 }, b']'),
+            b't' if cursor.eat_word(b"true") => turn.push(Node::Static(StaticNode::Bool(true))),
+            b'f' if cursor.eat_word(b"false") => turn.push(Node::Static(StaticNode::Bool(false))),
+            b'n' if cursor.eat_word(b"null") => turn.push(Node::Static(StaticNode::Null)),
             b'-' | b'0'..=b'9' => {
                 let (number, next) = number(cursor)?;
                 cursor = next;
-                tape.push(Node::Static(number))?;
+                turn.push(Node::Static(number))
             }
             b' ' | b'\n' | b'\r' | b'\t' => {
                 cursor.skip_whitespace();
                 continue;
             }
             _ => return None,
-        }
+        };
 
         // After a value: close what ends here, then find the next value.
         // Whitespace is one more arm of each match rather than a check
@@ -182,7 +185,7 @@ fn read<'a>(
                     cursor.eat(b',');
                     frame.len += 1;
                     if frame.object {
-                        let bits = key(&mut cursor, tape)?;
+                        let bits = key(&mut cursor, last)?;
                         frame.suspect |= frame.key_bits & bits == bits;
                         frame.key_bits |= bits;
                     }
@@ -193,15 +196,15 @@ fn read<'a>(
                     if frame.suspect {
                         objects.push(u32::try_from(frame.header).ok()?);
                     }
-                    let count = tape.len() - frame.header - 1;
+                    let count = last.len() - frame.header - 1;
                     let len = frame.len;
-                    tape.set(frame.header, Node::Object { len, count });
+                    last.set(frame.header, Node::Object { len, count });
                 }
                 b']' if !frame.object => {
                     cursor.eat(b']');
-                    let count = tape.len() - frame.header - 1;
+                    let count = last.len() - frame.header - 1;
                     let len = frame.len;
-                    tape.set(frame.header, Node::Array { len, count });
+                    last.set(frame.header, Node::Array { len, count });
                 }
                 b' ' | b'\n' | b'\r' | b'\t' => {
                     cursor.skip_whitespace();
@@ -215,14 +218,15 @@ fn read<'a>(
 }
 
 /// Reads an object key at the cursor and the colon after it, leaving the
-/// cursor at the member's value; gives the key's [`key_bits`].
+/// cursor at the member's value; gives the key's [`key_bits`]. The key is
+/// its turn's last node.
 #[inline(always)]
-fn key<'a>(cursor: &mut Cursor<'a>, tape: &mut TapeWriter<'a>) -> Option<u64> {
+fn key<'a>(cursor: &mut Cursor<'a>, last: Last<'_, 'a>) -> Option<u64> {
     if cursor.peek() != b'"' {
         *cursor = skip_whitespace_before(*cursor, b'"')?;
     }
     let key = cursor.string()?;
-    tape.push(Node::String(key))?;
+    last.push(Node::String(key));
     if !cursor.eat(b':') {
         *cursor = skip_whitespace_before(*cursor, b':')?;
         cursor.eat(b':');
