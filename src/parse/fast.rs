@@ -94,7 +94,7 @@ pub(super) fn fill<'a>(
     let mut writer = TapeWriter::new(tape, tape_room(cursor.body_len()));
     let taken = read(cursor, &mut writer, &mut frames.0, objects, max_depth).is_some();
     if taken {
-        writer.finish(tape);
+        writer.finish();
     }
     taken
 }
@@ -103,7 +103,7 @@ pub(super) fn fill<'a>(
 #[inline(always)]
 fn read<'a>(
     mut cursor: Cursor<'a>,
-    tape: &mut TapeWriter<'a>,
+    tape: &mut TapeWriter<'_, 'a>,
     stack: &mut [Frame; FAST_DEPTH],
     objects: &mut Vec<u32>,
     max_depth: usize,
@@ -221,7 +221,7 @@ fn read<'a>(
 /// cursor at the member's value; gives the key's [`key_bits`]. The key is
 /// its turn's last node.
 #[inline(always)]
-fn key<'a>(cursor: &mut Cursor<'a>, last: Last<'_, 'a>) -> Option<u64> {
+fn key<'a>(cursor: &mut Cursor<'a>, last: Last<'_, '_, 'a>) -> Option<u64> {
     if cursor.peek() != b'"' {
         *cursor = skip_whitespace_before(*cursor, b'"')?;
     }

@@ -242,6 +242,7 @@ pub(crate) fn escape_stop(bytes: &[u8], from: usize) -> Option<usize> {
         if found != 0 {
             let stop = at(rest) + found.trailing_zeros() as usize;
             debug_assert!(is_stop::<false>(bytes[stop]));
+            debug_assert!(!bytes[from..stop].iter().any(|&byte| is_stop::<false>(byte)));
             return Some(stop);
         }
         rest = tail;

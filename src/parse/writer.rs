@@ -11,27 +11,31 @@
 use simd_json::Node;
 
 /// Appends nodes to a tape, into room reserved when it is made, a turn at
-/// a time. The nodes become the tape's when [`TapeWriter::finish`] is
-/// given it back; until then the tape is empty (a parse that gives up
-/// leaves it so).
+/// a time. The nodes become the tape's at [`TapeWriter::finish`]; until
+/// then the tape is empty (a parse that gives up leaves it so).
 ///
-/// Invariant: `len <= room`, `room` slots of the allocation at `slots` are
-/// reserved, and the first `len` of them hold nodes this writer wrote.
-pub(super) struct TapeWriter<'a> {
+/// Invariant: `len <= room <= tape.capacity()`, `slots` is the tape's
+/// allocation, and its first `len` slots hold nodes this writer wrote. The
+/// writer borrows the tape for its whole life, so nothing else can grow,
+/// shrink or free the allocation under it.
+pub(super) struct TapeWriter<'t, 'a> {
+    tape: &'t mut Vec<Node<'a>>,
     /// The tape's allocation.
     slots: *mut Node<'a>,
     len: usize,
     room: usize,
 }
 
-impl<'a> TapeWriter<'a> {
+impl<'t, 'a> TapeWriter<'t, 'a> {
     /// A writer at the start of `tape` (emptied) with room for `room`
     /// nodes.
-    pub(super) fn new(tape: &mut Vec<Node<'a>>, room: usize) -> Self {
+    pub(super) fn new(tape: &'t mut Vec<Node<'a>>, room: usize) -> Self {
         tape.clear();
         tape.reserve(room);
+        let slots = tape.as_mut_ptr();
         TapeWriter {
-            slots: tape.as_mut_ptr(),
+            tape,
+            slots,
             len: 0,
             room,
         }
@@ -41,7 +45,7 @@ impl<'a> TapeWriter<'a> {
     /// or object) and then the key after it. `None` when the room lacks two
     /// nodes: one check per turn rather than one per node.
     #[inline(always)]
-    pub(super) fn turn(&mut self) -> Option<Turn<'_, 'a>> {
+    pub(super) fn turn(&mut self) -> Option<Turn<'_, 't, 'a>> {
         (self.room - self.len >= 2).then_some(Turn { writer: self })
     }
 
@@ -57,27 +61,22 @@ impl<'a> TapeWriter<'a> {
         unsafe { self.slots.add(index).write(node) };
     }
 
-    /// Makes the nodes written `tape`'s: the tape this writer was made
-    /// for, not written to or grown since.
-    pub(super) fn finish(self, tape: &mut Vec<Node<'a>>) {
-        assert!(
-            tape.as_mut_ptr() == self.slots && tape.is_empty() && self.room <= tape.capacity(),
-            "a tape writer is finished on the tape it was made for"
-        );
-        // SAFETY: the tape's allocation is the one written (the same
-        // address, and the tape still empty, so not grown since); its first
-        // `len` slots hold nodes written by `push`, and `len <= room <=
-        // capacity`.
-        unsafe { tape.set_len(self.len) };
+    /// Makes the nodes written the tape's.
+    pub(super) fn finish(self) {
+        debug_assert!(self.tape.is_empty() && self.room <= self.tape.capacity());
+        // SAFETY: the tape's first `len` slots hold nodes written through
+        // `slots`, its allocation (borrowed since, so unchanged), and
+        // `len <= room <= capacity`.
+        unsafe { self.tape.set_len(self.len) };
     }
 }
 
 /// Room for two more nodes (invariant: `len + 2 <= room`).
-pub(super) struct Turn<'w, 'a> {
-    writer: &'w mut TapeWriter<'a>,
+pub(super) struct Turn<'w, 't, 'a> {
+    writer: &'w mut TapeWriter<'t, 'a>,
 }
 
-impl<'w, 'a> Turn<'w, 'a> {
+impl<'w, 't, 'a> Turn<'w, 't, 'a> {
     /// Nodes written so far.
     #[inline(always)]
     pub(super) fn len(&self) -> usize {
@@ -86,7 +85,7 @@ impl<'w, 'a> Turn<'w, 'a> {
 
     /// Appends `node`, leaving room for one more.
     #[inline(always)]
-    pub(super) fn push(self, node: Node<'a>) -> Last<'w, 'a> {
+    pub(super) fn push(self, node: Node<'a>) -> Last<'w, 't, 'a> {
         let writer = self.writer;
         // SAFETY: `len + 2 <= room` (the invariant).
         unsafe { writer.write(writer.len, node) };
@@ -97,11 +96,11 @@ impl<'w, 'a> Turn<'w, 'a> {
 
 /// Room for one more node (invariant: `len + 1 <= room`), and the nodes
 /// written so far to be finished.
-pub(super) struct Last<'w, 'a> {
-    writer: &'w mut TapeWriter<'a>,
+pub(super) struct Last<'w, 't, 'a> {
+    writer: &'w mut TapeWriter<'t, 'a>,
 }
 
-impl<'a> Last<'_, 'a> {
+impl<'a> Last<'_, '_, 'a> {
     /// Nodes written so far.
     #[inline(always)]
     pub(super) fn len(&self) -> usize {
@@ -147,8 +146,11 @@ mod tests {
         last.push(Node::String("a"));
         assert!(writer.turn().is_none(), "one node of room left, not two");
         assert_eq!(writer.len, 2);
-        assert!(tape.is_empty(), "the nodes are the tape's once finished");
-        writer.finish(&mut tape);
+        assert!(
+            writer.tape.is_empty(),
+            "the nodes are the tape's once finished"
+        );
+        writer.finish();
         assert_eq!(tape, [Node::Array { len: 2, count: 2 }, Node::String("a")]);
         // Not finished, a writer leaves the tape empty.
         TapeWriter::new(&mut tape, 8)
@@ -165,15 +167,5 @@ mod tests {
         let mut writer = TapeWriter::new(&mut tape, 4);
         let mut last = writer.turn().unwrap().push(Node::String("x"));
         last.set(1, Node::String("y"));
-    }
-
-    #[test]
-    #[should_panic(expected = "the tape it was made for")]
-    fn a_writer_finishes_only_its_own_tape() {
-        let (mut mine, mut other) = (Vec::new(), Vec::new());
-        let mut writer = TapeWriter::new(&mut mine, 4);
-        TapeWriter::new(&mut other, 4);
-        writer.turn().unwrap().push(Node::String("x"));
-        writer.finish(&mut other);
     }
 }
