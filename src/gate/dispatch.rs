@@ -1,7 +1,6 @@
 //! Stage 6: (revision, kind, method) selects a precompiled root. The roots
 //! of each `priv/` document are compiled once, when the gate is built.
 
-use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use jsonschema::Validator;
@@ -10,7 +9,7 @@ use super::binding::name_member;
 use super::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use crate::classify::Classified;
 use crate::distill::{ExplainOptions, Explainer};
-use crate::parse::{NodeKind, TapeJson, TapeNode};
+use crate::parse::{NodeKind, TapeJson, TapeNode, same_text};
 use crate::protocol::{
     CompileRootError, Lane, RootKind, SchemaDocument, compile_schema, inlined_root_schema,
     parse_root_key, root_keys, root_schema,
@@ -93,16 +92,64 @@ pub struct GateRoot {
 }
 
 /// Every root of one schema document, by the naming rule.
-///
-/// Looked up with FxHash: the keys are fixed when the gate is built (a
-/// client's method only ever looks up, never inserts), so a keyed hash buys
-/// nothing here and costs a SipHash per message.
 #[derive(Default)]
 pub struct RootSet {
-    requests: FxHashMap<Box<str>, Root>,
-    notifications: FxHashMap<Box<str>, Root>,
+    requests: Methods<Root>,
+    notifications: Methods<Root>,
     result: Option<Root>,
     error: Option<Root>,
+}
+
+/// Values by method name, fixed when the gate is built, read by the
+/// name's length first: a client's method only ever looks up, and the
+/// few names of one length are told apart by [`same_text`]. (A hash map
+/// hashed the name and called `memcmp` to confirm it, about twice the
+/// instructions for the names MCP has.)
+struct Methods<T> {
+    /// By name length, then name.
+    entries: Vec<(Box<str>, T)>,
+    /// `entries[starts[n]..starts[n + 1]]` hold the names of `n` bytes;
+    /// a name longer than every entry's is in none.
+    starts: Vec<u32>,
+}
+
+impl<T> Default for Methods<T> {
+    fn default() -> Self {
+        Methods {
+            entries: Vec::new(),
+            starts: vec![0],
+        }
+    }
+}
+
+impl<T> Methods<T> {
+    /// Adds `value` under `name`, replacing an earlier one of that name.
+    fn insert(&mut self, name: &str, value: T) {
+        match self.entries.iter_mut().find(|(held, _)| **held == *name) {
+            Some(entry) => entry.1 = value,
+            None => self.entries.push((name.into(), value)),
+        }
+        self.entries.sort_by_key(|(held, _)| held.len());
+        let longest = self.entries.last().map_or(0, |(held, _)| held.len());
+        let count = u32::try_from(self.entries.len()).expect("a few hundred methods at most");
+        self.starts = (0..=longest + 1)
+            .map(|len| {
+                let before = self.entries.partition_point(|(held, _)| held.len() < len);
+                u32::try_from(before).unwrap_or(count)
+            })
+            .collect();
+    }
+
+    /// The entry named `name`, with the name as held.
+    fn get(&self, name: &str) -> Option<(&str, &T)> {
+        let from = *self.starts.get(name.len())? as usize;
+        let to = *self.starts.get(name.len() + 1)? as usize;
+        self.entries
+            .get(from..to)?
+            .iter()
+            .find(|(held, _)| same_text(held, name))
+            .map(|(held, value)| (&**held, value))
+    }
 }
 
 impl RootSet {
@@ -137,10 +184,10 @@ impl RootSet {
             };
             match parse_root_key(&key).expect("root_keys lists roots only") {
                 RootKind::Request(method) => {
-                    set.requests.insert(method.into(), root);
+                    set.requests.insert(method, root);
                 }
                 RootKind::Notification(method) => {
-                    set.notifications.insert(method.into(), root);
+                    set.notifications.insert(method, root);
                 }
                 RootKind::Result => set.result = Some(root),
                 RootKind::Error => set.error = Some(root),
@@ -154,12 +201,12 @@ impl RootSet {
         match kind {
             RootKind::Request(method) => self
                 .requests
-                .get_key_value(method)
-                .map(|(k, r)| (Some(&**k), r)),
+                .get(method)
+                .map(|(name, root)| (Some(name), root)),
             RootKind::Notification(method) => self
                 .notifications
-                .get_key_value(method)
-                .map(|(k, r)| (Some(&**k), r)),
+                .get(method)
+                .map(|(name, root)| (Some(name), root)),
             RootKind::Result => self.result.as_ref().map(|r| (None, r)),
             RootKind::Error => self.error.as_ref().map(|r| (None, r)),
         }
@@ -397,6 +444,42 @@ mod tests {
     use super::*;
     use jsonschema::json::SerdeJson;
     use serde_json::json;
+
+    #[test]
+    fn the_method_table_finds_each_name_and_no_other() {
+        let names = [
+            "ping",
+            "tools/call",
+            "tools/list",
+            "initialize",
+            "resources/templates/list",
+            "",
+        ];
+        let mut table = Methods::default();
+        for (at, name) in names.iter().enumerate() {
+            table.insert(name, at);
+        }
+        for (at, name) in names.iter().enumerate() {
+            assert_eq!(table.get(name), Some((*name, &at)), "{name:?}");
+        }
+        // Same length, one byte off at either end or in the middle; a
+        // length no entry has; longer than every entry.
+        for absent in [
+            "tools/calm",
+            "uools/call",
+            "tools-call",
+            "pong",
+            "tools",
+            "resources/templates/listx",
+            "resources/templates/list/and/more",
+        ] {
+            assert_eq!(table.get(absent), None, "{absent:?}");
+        }
+        table.insert("tools/call", 99);
+        assert_eq!(table.get("tools/call"), Some(("tools/call", &99)));
+        assert_eq!(table.entries.len(), names.len());
+        assert_eq!(Methods::<u8>::default().get("ping"), None);
+    }
 
     fn document() -> Value {
         json!({"$defs": {

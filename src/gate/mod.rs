@@ -350,17 +350,19 @@ impl Gate {
         body: &[u8],
         permit: Option<&dyn Fn(&str) -> bool>,
     ) -> Verdict<'_> {
-        // Each pass's answer goes straight into the verdict: a verdict is
-        // larger than a register, and every step it takes is a copy.
-        let verdict = match self.pass(scratch, headers, body, Pass::First, permit) {
+        let passed = self.pass(scratch, headers, body, Pass::First, permit);
+        // Released before the verdict is made of what the pass gave (a
+        // second pass releases what it grows itself): a verdict is larger
+        // than a register, and one kept across a call is copied out and
+        // back.
+        scratch.release_after(body.len());
+        match passed {
             Ok(Passed::Allowed(allowed)) => Verdict::Allow(allowed),
+            Err(rejection) => Verdict::Reject(rejection),
             Ok(Passed::Normalized { body, events }) => {
                 self.check_normalized(scratch, headers, body, events, permit)
             }
-            Err(rejection) => Verdict::Reject(rejection),
-        };
-        scratch.release_after(body.len());
-        verdict
+        }
     }
 
     /// A call normalization changed: the message as it will be forwarded
@@ -374,14 +376,16 @@ impl Gate {
         events: Bytes,
         permit: Option<&dyn Fn(&str) -> bool>,
     ) -> Verdict<'_> {
-        match self.pass(scratch, headers, &body, Pass::Again(&events), permit) {
+        let passed = self.pass(scratch, headers, &body, Pass::Again(&events), permit);
+        scratch.release_after(body.len());
+        match passed {
             Ok(Passed::Allowed(mut allowed)) => {
                 allowed.forward = Some(body.into());
                 allowed.normalized = Some(events);
                 Verdict::Allow(allowed)
             }
-            Ok(Passed::Normalized { .. }) => unreachable!("a second pass does not normalize"),
             Err(rejection) => Verdict::Reject(rejection),
+            Ok(Passed::Normalized { .. }) => unreachable!("a second pass does not normalize"),
         }
     }
 
@@ -699,6 +703,7 @@ impl Gate {
         })
     }
 
+    #[inline]
     fn dispatch_phase(
         &self,
         revision: Revision,
@@ -718,14 +723,25 @@ impl Gate {
                 unreachable!("refused by the classify phase")
             }
         };
-        if let Some(found) = roots.select(kind) {
-            return Ok(found);
-        }
+        roots
+            .select(kind)
+            .ok_or_else(|| self.refuse_method(revision, message, method))
+    }
+
+    /// A method the revision does not have.
+    #[cold]
+    #[inline(never)]
+    fn refuse_method(
+        &self,
+        revision: Revision,
+        message: &Classified<'_>,
+        method: &str,
+    ) -> Rejection {
         let reason = match revision.lane() {
             Lane::Modern => Reason::MethodNotFound,
             Lane::Legacy => Reason::MethodNotFoundLegacy,
         };
-        Err(with_arena(|arena| {
+        with_arena(|arena| {
             let text = bumpalo::format!(
                 in arena,
                 "Method not found: {} is not a {} method",
@@ -734,7 +750,7 @@ impl Gate {
             );
             self.rejections
                 .send(reason, Some(message), Some(&text), &[])
-        }))
+        })
     }
 
     fn schema_phase(
