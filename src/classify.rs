@@ -41,9 +41,12 @@ impl Kind {
 /// A request id as the JSON text an answer repeats (a string literal or
 /// an integer), at most the echo bound long.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RequestId(SmallVec<[u8; 40]>);
+pub struct RequestId(SmallVec<[u8; RequestId::INLINE]>);
 
 impl RequestId {
+    /// Bytes of id text held without an allocation: a quoted UUID fits.
+    const INLINE: usize = 40;
+
     /// The id as JSON text, ready to be written into an answer's `id`.
     pub fn json(&self) -> &[u8] {
         &self.0
@@ -61,7 +64,20 @@ impl RequestId {
                 }
                 let mut out = SmallVec::new();
                 if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-                    // Nothing to escape: the common id, written as is.
+                    // Nothing to escape: the common id, written as is, and
+                    // where it fits inline written in place (`SmallVec`'s
+                    // `extend_from_slice` moves what follows first: one
+                    // more call than the copy).
+                    if text.len() + 2 <= RequestId::INLINE {
+                        let mut buf = [0u8; RequestId::INLINE];
+                        buf[1..=text.len()].copy_from_slice(text.as_bytes());
+                        buf[0] = b'"';
+                        buf[text.len() + 1] = b'"';
+                        return Some(Some(RequestId(SmallVec::from_buf_and_len(
+                            buf,
+                            text.len() + 2,
+                        ))));
+                    }
                     out.push(b'"');
                     out.extend_from_slice(text.as_bytes());
                     out.push(b'"');
@@ -85,7 +101,7 @@ impl RequestId {
     }
 }
 
-struct SmallWriter<'a>(&'a mut SmallVec<[u8; 40]>);
+struct SmallWriter<'a>(&'a mut SmallVec<[u8; RequestId::INLINE]>);
 
 impl std::io::Write for SmallWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -238,5 +254,50 @@ pub fn classify<'p>(root: TapeNode<'p>) -> Classified<'p> {
             ..unknown
         },
         _ => unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{ParseLimits, Parser};
+
+    /// The id `classify` echoes for a request whose `id` is `id` (JSON).
+    fn echoed(id: &str) -> Option<Vec<u8>> {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let mut parser = Parser::new();
+        let document = parser
+            .parse(body.as_bytes(), ParseLimits::default())
+            .expect("the body parses");
+        classify(document.root())
+            .into_echoed_id()
+            .map(|id| id.json().to_vec())
+    }
+
+    #[test]
+    fn a_string_id_is_echoed_as_its_json_text_at_every_length_up_to_the_echo_bound() {
+        // Around the inline room (38 bytes of text and its quotes) and
+        // around the echo bound.
+        for len in [0, 1, 6, 37, 38, 39, 40, 127, ECHO_BOUND] {
+            let text = "k".repeat(len);
+            let id = format!("\"{text}\"");
+            assert_eq!(echoed(&id), Some(id.clone().into_bytes()), "{len} bytes");
+        }
+        assert_eq!(echoed(&format!("\"{}\"", "k".repeat(ECHO_BOUND + 1))), None);
+    }
+
+    #[test]
+    fn a_string_id_that_needs_escapes_is_echoed_escaped() {
+        assert_eq!(echoed(r#""a\"b\u0001""#), Some(br#""a\"b\u0001""#.to_vec()));
+    }
+
+    #[test]
+    fn an_integer_id_is_echoed_as_its_digits() {
+        assert_eq!(echoed("-42"), Some(b"-42".to_vec()));
+        assert_eq!(
+            echoed("18446744073709551615"),
+            Some(b"18446744073709551615".to_vec())
+        );
+        assert_eq!(echoed("1.5"), None);
     }
 }
