@@ -106,46 +106,37 @@ pub struct RootSet {
 /// hashed the name and called `memcmp` to confirm it, about twice the
 /// instructions for the names MCP has.)
 struct Methods<T> {
-    /// By name length, then name.
+    /// By name length, then the later given first.
     entries: Vec<(Box<str>, T)>,
     /// `entries[starts[n]..starts[n + 1]]` hold the names of `n` bytes;
     /// a name longer than every entry's is in none.
-    starts: Vec<u32>,
+    starts: Vec<usize>,
 }
 
 impl<T> Default for Methods<T> {
     fn default() -> Self {
-        Methods {
-            entries: Vec::new(),
-            starts: vec![0],
-        }
+        Methods::new(Vec::new())
     }
 }
 
 impl<T> Methods<T> {
-    /// Adds `value` under `name`, replacing an earlier one of that name.
-    fn insert(&mut self, name: &str, value: T) {
-        match self.entries.iter_mut().find(|(held, _)| **held == *name) {
-            Some(entry) => entry.1 = value,
-            None => self.entries.push((name.into(), value)),
-        }
-        self.entries.sort_by_key(|(held, _)| held.len());
-        let longest = self.entries.last().map_or(0, |(held, _)| held.len());
-        let count = u32::try_from(self.entries.len()).expect("a few hundred methods at most");
-        self.starts = (0..=longest + 1)
-            .map(|len| {
-                let before = self.entries.partition_point(|(held, _)| held.len() < len);
-                u32::try_from(before).unwrap_or(count)
-            })
+    /// The table of `entries`; of a name given twice, the later value is
+    /// found (reversed, then sorted stably, it comes first).
+    fn new(mut entries: Vec<(Box<str>, T)>) -> Self {
+        entries.reverse();
+        entries.sort_by_key(|(name, _)| name.len());
+        let longest = entries.last().map_or(0, |(name, _)| name.len());
+        let starts = (0..=longest + 1)
+            .map(|len| entries.partition_point(|(name, _)| name.len() < len))
             .collect();
+        Methods { entries, starts }
     }
 
     /// The entry named `name`, with the name as held.
     fn get(&self, name: &str) -> Option<(&str, &T)> {
-        let from = *self.starts.get(name.len())? as usize;
-        let to = *self.starts.get(name.len() + 1)? as usize;
-        self.entries
-            .get(from..to)?
+        let from = *self.starts.get(name.len())?;
+        let to = *self.starts.get(name.len() + 1)?;
+        self.entries[from..to]
             .iter()
             .find(|(held, _)| same_text(held, name))
             .map(|(held, value)| (&**held, value))
@@ -157,6 +148,7 @@ impl RootSet {
         let parsed = document.parse();
         let lane = document.revision().lane();
         let mut set = RootSet::default();
+        let (mut requests, mut notifications) = (Vec::new(), Vec::new());
         for key in root_keys(&parsed) {
             let gate_root = gate_root_schema(&parsed, &key, lane);
             let prechecks = gate_root.as_ref().map(|r| r.prechecks).unwrap_or_default();
@@ -183,16 +175,14 @@ impl RootSet {
                 prechecks,
             };
             match parse_root_key(&key).expect("root_keys lists roots only") {
-                RootKind::Request(method) => {
-                    set.requests.insert(method, root);
-                }
-                RootKind::Notification(method) => {
-                    set.notifications.insert(method, root);
-                }
+                RootKind::Request(method) => requests.push((method.into(), root)),
+                RootKind::Notification(method) => notifications.push((method.into(), root)),
                 RootKind::Result => set.result = Some(root),
                 RootKind::Error => set.error = Some(root),
             }
         }
+        set.requests = Methods::new(requests);
+        set.notifications = Methods::new(notifications);
         Ok(set)
     }
 
@@ -455,10 +445,13 @@ mod tests {
             "resources/templates/list",
             "",
         ];
-        let mut table = Methods::default();
-        for (at, name) in names.iter().enumerate() {
-            table.insert(name, at);
-        }
+        let table = Methods::new(
+            names
+                .iter()
+                .enumerate()
+                .map(|(at, name)| (Box::from(*name), at))
+                .collect(),
+        );
         for (at, name) in names.iter().enumerate() {
             assert_eq!(table.get(name), Some((*name, &at)), "{name:?}");
         }
@@ -475,10 +468,18 @@ mod tests {
         ] {
             assert_eq!(table.get(absent), None, "{absent:?}");
         }
-        table.insert("tools/call", 99);
-        assert_eq!(table.get("tools/call"), Some(("tools/call", &99)));
-        assert_eq!(table.entries.len(), names.len());
         assert_eq!(Methods::<u8>::default().get("ping"), None);
+    }
+
+    #[test]
+    fn a_method_given_twice_keeps_its_later_value() {
+        let table = Methods::new(vec![
+            (Box::from("tools/call"), 1),
+            (Box::from("ping"), 2),
+            (Box::from("tools/call"), 3),
+        ]);
+        assert_eq!(table.get("tools/call"), Some(("tools/call", &3)));
+        assert_eq!(table.get("ping"), Some(("ping", &2)));
     }
 
     fn document() -> Value {
