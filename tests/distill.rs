@@ -929,8 +929,8 @@ fn params_as_a_string_is_a_type_problem() {
 
 #[test]
 fn the_flag_tells_params_problems_from_envelope_problems() {
-    fn in_params(path: &[PathToken<'_>], _: Keyword) -> bool {
-        matches!(path.first(), Some(PathToken::Key("params")))
+    fn in_params(first: Option<PathToken<'_>>, _: usize, _: Keyword) -> bool {
+        matches!(first, Some(PathToken::Key("params")))
     }
     let key = RootKind::Request("tools/call").key();
     let schema = root_schema(&SchemaDocument::Mcp2026_07_28.parse(), &key).unwrap();

@@ -19,8 +19,11 @@ use super::{Keyword, MAX_LOCATIONS, MAX_PROBLEMS};
 /// is never reached in practice).
 const KEPT_PER_LOCATION: usize = 256;
 
-/// A predicate over (location, keyword) that sets [`Distilled::flagged`].
-pub type FlagPredicate = fn(&[PathToken<'_>], Keyword) -> bool;
+/// A predicate over a problem's location, read as its first token and its
+/// depth (0: the instance itself), and its keyword, that sets
+/// [`Distilled::flagged`]. (What the gate asks of a location; no list of
+/// the path's tokens is built for it.)
+pub type FlagPredicate = fn(Option<PathToken<'_>>, usize, Keyword) -> bool;
 
 /// Sorts problems by keyword and by the depth of their location (0: the
 /// instance itself) into classes, each distilled on its own (the value
@@ -380,13 +383,9 @@ impl Collector {
         part.touched = true;
         if !self.flagged
             && let Some(predicate) = self.flag
+            && predicate(path.first().map(TokView::view), path.len(), keyword)
         {
-            // Filled in place: a collected one is built, then moved here.
-            let mut tokens = smallvec::SmallVec::<[PathToken<'_>; 32]>::new();
-            tokens.extend(path.iter().map(TokView::view));
-            if predicate(&tokens, keyword) {
-                self.flagged = true;
-            }
+            self.flagged = true;
         }
         let depth = path.len();
         if part.last_past && part.kept == depth && part.last_len == depth {
@@ -887,8 +886,8 @@ mod tests {
 
     #[test]
     fn the_flag_sees_unreported_problems() {
-        fn under_params(path: &[PathToken<'_>], _: Keyword) -> bool {
-            matches!(path.first(), Some(PathToken::Key("params")))
+        fn under_params(first: Option<PathToken<'_>>, _: usize, _: Keyword) -> bool {
+            matches!(first, Some(PathToken::Key("params")))
         }
         let mut collector = Collector::with_flag(under_params);
         for i in 0..12 {

@@ -1058,8 +1058,6 @@ pub(crate) fn body_too_large_message(
     bumpalo::format!(in arena, "Invalid Request: body exceeds the limit of {} bytes", limit)
 }
 
-/// A problem with the envelope itself (`jsonrpc`, `id`, `method`, `params`
-/// not an object) rather than with what `params` holds.
 /// The summary line's prefix of a schema refusal, by its reason.
 const INVALID_REQUEST: &str = "Invalid Request";
 const INVALID_PARAMS: &str = "Invalid params";
@@ -1068,10 +1066,11 @@ const INVALID_PARAMS: &str = "Invalid params";
 /// a problem's text and a pointer fit in most.
 const SUMMARY_ROOM: usize = 256;
 
-fn is_envelope_problem(path: &[PathToken<'_>], keyword: Keyword) -> bool {
-    match path {
-        [PathToken::Key("params")] => keyword == Keyword::Type,
-        [PathToken::Key("params"), ..] => false,
+/// A problem with the envelope itself (`jsonrpc`, `id`, `method`, `params`
+/// not an object) rather than with what `params` holds.
+fn is_envelope_problem(first: Option<PathToken<'_>>, depth: usize, keyword: Keyword) -> bool {
+    match first {
+        Some(PathToken::Key("params")) => depth == 1 && keyword == Keyword::Type,
         _ => true,
     }
 }
