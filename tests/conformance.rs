@@ -19,13 +19,14 @@ use std::path::{Path, PathBuf};
 mod support;
 
 use jsonschema::json::SerdeJson;
-use mcpgate::Lane;
+use mcpgate::internal::distill::{Collector, ExplainOptions, Explainer};
 use mcpgate::internal::gate::dispatch::{Prechecks, Reads, gate_root_schema, what_it_reads};
 use mcpgate::internal::gate::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use mcpgate::internal::protocol::{
     RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
-    parse_root_key, root_keys,
+    parse_root_key, root_keys, root_schema,
 };
+use mcpgate::{Lane, Revision};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use support::{official_spec, read_json};
@@ -455,6 +456,12 @@ struct Tally {
     /// Of those, cases where the root as the gate compiles it (without what
     /// the earlier stages hold) and the root as written disagree.
     pruning_changed: Vec<String>,
+    /// Refused cases the gate explains from `params` alone (its prechecks
+    /// held, a root that reads `params`).
+    explained_within: usize,
+    /// Of those, cases where that explanation and the whole message's
+    /// differ.
+    explained_apart: Vec<String>,
 }
 
 /// Whether the gate's stages before the schema let `message` through to
@@ -548,9 +555,22 @@ fn compare_revision(
             reads,
         );
         let official_root = compile_root_as_written(&official, official_name).unwrap();
+        let explainer = Explainer::<SerdeJson>::new(
+            &root_schema(ours, key).unwrap(),
+            ExplainOptions {
+                assert_formats: false,
+            },
+        )
+        .unwrap();
         validators.insert(
             key.clone(),
-            (our_root, our_root_as_written, gate_root, official_root),
+            (
+                our_root,
+                our_root_as_written,
+                gate_root,
+                official_root,
+                explainer,
+            ),
         );
     }
 
@@ -577,13 +597,16 @@ fn compare_revision(
         inlining_changed: Vec::new(),
         reaching: 0,
         pruning_changed: Vec::new(),
+        explained_within: 0,
+        explained_apart: Vec::new(),
     };
     let mut roots_seeded = BTreeSet::new();
     for seed in &seeds {
         let Some(key) = root_of(&seed.message) else {
             continue;
         };
-        let Some((our_root, our_root_as_written, gate_root, official_root)) = validators.get(&key)
+        let Some((our_root, our_root_as_written, gate_root, official_root, explainer)) =
+            validators.get(&key)
         else {
             // A capture of a method this revision's client never sends.
             assert!(
@@ -612,12 +635,30 @@ fn compare_revision(
                     Reads::Message => Some(&message),
                     Reads::Params => message.get("params"),
                 };
-                let gate_verdict = prechecks_hold(*prechecks, &key, &message)
-                    && read.is_none_or(|read| gate_root.is_valid(read));
+                let held = prechecks_hold(*prechecks, &key, &message);
+                let gate_verdict = held && read.is_none_or(|read| gate_root.is_valid(read));
                 if gate_verdict != as_written {
                     tally
                         .pruning_changed
                         .push(format!("{key} | {} | {mutation}", seed.name));
+                }
+                // A refusal the gate explains from `params` alone must read
+                // as the whole message's explanation.
+                if let (false, true, Reads::Params, Some(params)) =
+                    (gate_verdict, held, reads, message.get("params"))
+                {
+                    tally.explained_within += 1;
+                    let mut collector = Collector::new();
+                    explainer.explain(&message, &mut collector);
+                    let whole = collector.finish();
+                    assert!(explainer.explain_member("params", params, &mut collector));
+                    let within = collector.finish();
+                    if within != whole {
+                        tally.explained_apart.push(format!(
+                            "{key} | {} | {mutation}: {within:?} against {whole:?}",
+                            seed.name
+                        ));
+                    }
                 }
             }
             let theirs = official_root.is_valid(&message);
@@ -663,13 +704,14 @@ fn priv_roots_give_the_official_verdicts_on_examples_and_mutations() {
         let revision = document.revision();
         let tally = compare_revision(&specs, document, &document.parse(), &differences);
         println!(
-            "conformance {revision}: {} seeds, {} cases, {} agreed, {} listed differences, {} unlisted disagreements, {} reaching the schema stage",
+            "conformance {revision}: {} seeds, {} cases, {} agreed, {} listed differences, {} unlisted disagreements, {} reaching the schema stage, {} refusals explained from params alone",
             tally.seeds,
             tally.cases,
             tally.agreed,
             tally.listed_seen.len(),
             tally.unlisted.len(),
-            tally.reaching
+            tally.reaching,
+            tally.explained_within
         );
         // Most cases are mutations the earlier stages pass; the gate's roots
         // must be held to the ones as written on many of them.
@@ -699,6 +741,21 @@ fn priv_roots_give_the_official_verdicts_on_examples_and_mutations() {
         failures.extend(tally.pruning_changed.into_iter().map(|d| {
             format!("{revision}: leaving out what the earlier stages hold changed the verdict: {d}")
         }));
+        // Many refusals are explained from `params` alone on the modern
+        // lane, where every request root reads it.
+        if revision == Revision::V2026_07_28 {
+            assert!(
+                tally.explained_within >= 100,
+                "{revision}: only {} refusals explained from params alone",
+                tally.explained_within
+            );
+        }
+        failures.extend(
+            tally
+                .explained_apart
+                .into_iter()
+                .map(|d| format!("{revision}: params alone explained a refusal differently: {d}")),
+        );
     }
     if !failures.is_empty() {
         let shown: Vec<&String> = failures.iter().take(40).collect();

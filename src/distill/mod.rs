@@ -26,6 +26,7 @@ mod path;
 mod texts;
 mod walk;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use jsonschema::json::Json;
@@ -299,6 +300,44 @@ impl<F: Json> Explainer<F> {
             collector.start_walk();
             Walker::<F>::new(&self.nodes, collector).walk(0, &instance, OnFalse::PLAIN);
         }
+    }
+
+    /// Explains an instance all of whose problems lie in its member `name`
+    /// (`value`): what [`Explainer::explain`] feeds `collector`, from a walk
+    /// of that member alone under what the root's `properties` say of it.
+    /// For a caller that has proven every other keyword of the root holds
+    /// for the instance (the gate's stages before the schema prove a
+    /// request's envelope), without checking it again. The root's step and
+    /// frame are counted as the whole walk counts them, so the caps stop
+    /// at the same places. `false`, with nothing fed, when the root's
+    /// `properties` do not name `name`.
+    pub fn explain_member<'a>(
+        &self,
+        name: &'a str,
+        value: F::Node<'a>,
+        collector: &mut Collector,
+    ) -> bool {
+        let Some(SchemaNode::Object(root)) = self.nodes.first() else {
+            return false;
+        };
+        let Some(properties) = root.properties.as_deref().filter(|p| p.names(name)) else {
+            return false;
+        };
+        let walk = |collector: &mut Collector| {
+            let mut walker = Walker::<F>::new(&self.nodes, collector);
+            // What `Walker::walk` takes for the root before its keywords.
+            walker.steps = 1;
+            walker.frames = 1;
+            properties.check_member(&mut walker, Cow::Borrowed(name), &value);
+        };
+        collector.start_walk();
+        walk(collector);
+        if collector.needs_exact_count() {
+            collector.restart_exact();
+            collector.start_walk();
+            walk(collector);
+        }
+        true
     }
 }
 
@@ -580,5 +619,41 @@ mod tests {
         assert!(depth > 100, "{depth}");
         assert_eq!(too_deep_from(&chained), depth);
         assert!(too_deep_from(&beside) < depth);
+    }
+
+    #[test]
+    fn a_member_explained_alone_reads_as_the_whole_walk() {
+        let schema = json!({"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}},
+            "type": "object", "required": ["a", "p"],
+            "properties": {"a": {"const": 1}, "p": {"$ref": "#/$defs/n"}}});
+        let explainer = Explainer::<SerdeJson>::new(&schema, ExplainOptions::default()).unwrap();
+        let alone = |instance: &Value| {
+            let mut collector = Collector::new();
+            assert!(explainer.explain_member("p", &instance["p"], &mut collector));
+            collector.finish()
+        };
+        let whole = |instance: &Value| {
+            let mut collector = Collector::new();
+            explainer.explain(instance, &mut collector);
+            collector.finish()
+        };
+        let shallow = json!({"a": 1, "p": [[["x"], 2], []]});
+        assert_eq!(alone(&shallow).total, 2);
+        assert_eq!(alone(&shallow), whole(&shallow));
+        assert_eq!(texts(&alone(&shallow))[0].0, "/p/0/0/0");
+        // Deep enough for the frame cap: it stops at the same place.
+        let deep = json!({"a": 1, "p": (0..300).fold(json!(1), |inner, _| json!([inner]))});
+        let d = alone(&deep);
+        assert!(
+            d.locations[0]
+                .problems
+                .iter()
+                .any(|p| p.text == texts::TOO_DEEP)
+        );
+        assert_eq!(d, whole(&deep));
+        // A member the root does not name: nothing walked.
+        let mut collector = Collector::new();
+        assert!(!explainer.explain_member("q", &json!(1), &mut collector));
+        assert_eq!(collector.finish().total, 0);
     }
 }

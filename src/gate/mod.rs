@@ -26,7 +26,7 @@ use bytes::Bytes;
 use crate::classify::{Classified, Kind, RequestId};
 use crate::distill::{Collector, Distilled, Keyword, LocationReport, PathToken, Problem};
 use crate::parse::{ParseError, ParseLimits, Parser, TapeNode};
-use dispatch::{Root, RootSet};
+use dispatch::{Reads, Root, RootSet};
 pub use fields::FieldError;
 pub use headers::RequestHeaders;
 use lane::LaneRefusal;
@@ -760,12 +760,20 @@ impl Gate {
         message: &Classified<'_>,
         named: Option<TapeNode<'_>>,
     ) -> Result<(), Rejection> {
-        if root.prechecks.hold(message, named) && root.is_valid(instance, message) {
+        let held = root.prechecks.hold(message, named);
+        if held && root.is_valid(instance, message) {
             return Ok(());
         }
+        // A root that reads `params` alone, its prechecks held: the stages
+        // before it proved the rest of the envelope, so every problem lies
+        // in `params`, and the explanation walks only that.
+        let within = match (held, root.reads) {
+            (true, Reads::Params) => message.params,
+            _ => None,
+        };
         COLLECTOR.with(|collector| match collector.try_borrow_mut() {
             Ok(mut collector) => {
-                let refusal = self.explain_refusal(root, instance, message, &mut collector);
+                let refusal = self.explain_refusal(root, instance, within, message, &mut collector);
                 collector.clear();
                 Err(refusal)
             }
@@ -773,6 +781,7 @@ impl Gate {
             Err(_) => Err(self.explain_refusal(
                 root,
                 instance,
+                within,
                 message,
                 &mut Collector::with_flag(is_envelope_problem),
             )),
@@ -780,15 +789,22 @@ impl Gate {
     }
 
     /// The schema phase's refusal, explained into `collector` and written
-    /// from it in place.
-    fn explain_refusal(
+    /// from it in place: from a walk of `params` alone when `params` holds
+    /// every problem (see [`Gate::schema_phase`]), else of the whole
+    /// message.
+    fn explain_refusal<'a>(
         &self,
         root: &Root,
-        instance: TapeNode<'_>,
+        instance: TapeNode<'a>,
+        params: Option<TapeNode<'a>>,
         message: &Classified<'_>,
         collector: &mut Collector,
     ) -> Rejection {
-        root.explainer.explain(instance, collector);
+        let walked =
+            params.is_some_and(|params| root.explainer.explain_member(PARAMS, params, collector));
+        if !walked {
+            root.explainer.explain(instance, collector);
+        }
         let found = collector.found(0);
         let refuse = |flagged: bool, summary: &str, errors: DataValue<'_>, total: usize| {
             let reason = if flagged {
@@ -1057,6 +1073,9 @@ pub(crate) fn body_too_large_message(
 ) -> bumpalo::collections::String<'_> {
     bumpalo::format!(in arena, "Invalid Request: body exceeds the limit of {} bytes", limit)
 }
+
+/// The member of a request or notification that holds its parameters.
+const PARAMS: &str = "params";
 
 /// The summary line's prefix of a schema refusal, by its reason.
 const INVALID_REQUEST: &str = "Invalid Request";

@@ -206,7 +206,9 @@ impl<F: Json> PropertiesKw<F> {
         }
     }
 
-    fn check_member<'a>(
+    /// The checks of one member `name` of an object (what [`Self::check`]
+    /// runs for each).
+    pub fn check_member<'a>(
         &self,
         w: &mut Walker<'_, 'a, F>,
         name: std::borrow::Cow<'a, str>,
@@ -258,6 +260,11 @@ impl<F: Json> PropertiesKw<F> {
         {
             w.walk_member(name, unevaluated.node, value, ON_UNEVALUATED);
         }
+    }
+
+    /// Whether `properties` names `name`.
+    pub fn names(&self, name: &str) -> bool {
+        self.property(name).is_some()
     }
 
     /// Where `name` is in `properties`. (Inline: the call costs about as
