@@ -290,16 +290,9 @@ impl<F: Json> Explainer<F> {
     /// Walks `instance` (known invalid), feeding every problem into
     /// `collector`. Never panics; the walk depth and its work are capped.
     pub fn explain<'a>(&self, instance: F::Node<'a>, collector: &mut Collector) {
-        collector.start_walk();
-        Walker::<F>::new(&self.nodes, collector).walk(0, &instance, OnFalse::PLAIN);
-        if collector.needs_exact_count() {
-            // The first walk counts locations in constant memory, exactly
-            // unless it reached one twice; then the count needs the
-            // locations' identities, kept only on this second walk.
-            collector.restart_exact();
-            collector.start_walk();
-            Walker::<F>::new(&self.nodes, collector).walk(0, &instance, OnFalse::PLAIN);
-        }
+        self.walks(collector, |walker| {
+            walker.walk(0, &instance, OnFalse::PLAIN)
+        });
     }
 
     /// Explains an instance all of whose problems lie in its member `name`
@@ -323,21 +316,27 @@ impl<F: Json> Explainer<F> {
         let Some(properties) = root.properties.as_deref().filter(|p| p.names(name)) else {
             return false;
         };
-        let walk = |collector: &mut Collector| {
-            let mut walker = Walker::<F>::new(&self.nodes, collector);
+        self.walks(collector, |walker| {
             // What `Walker::walk` takes for the root before its keywords.
             walker.steps = 1;
             walker.frames = 1;
-            properties.check_member(&mut walker, Cow::Borrowed(name), &value);
-        };
+            properties.check_member(walker, Cow::Borrowed(name), &value);
+        });
+        true
+    }
+
+    /// Runs `walk` on a fresh walker into `collector`, and again where the
+    /// collector needs an exact count: the first walk counts locations in
+    /// constant memory, exactly unless it reached one twice; then the
+    /// count needs the locations' identities, kept only on the second.
+    fn walks<'a>(&self, collector: &mut Collector, walk: impl Fn(&mut Walker<'_, 'a, F>)) {
         collector.start_walk();
-        walk(collector);
+        walk(&mut Walker::<F>::new(&self.nodes, collector));
         if collector.needs_exact_count() {
             collector.restart_exact();
             collector.start_walk();
-            walk(collector);
+            walk(&mut Walker::<F>::new(&self.nodes, collector));
         }
-        true
     }
 }
 

@@ -1089,7 +1089,7 @@ const SUMMARY_ROOM: usize = 256;
 /// not an object) rather than with what `params` holds.
 fn is_envelope_problem(first: Option<PathToken<'_>>, depth: usize, keyword: Keyword) -> bool {
     match first {
-        Some(PathToken::Key("params")) => depth == 1 && keyword == Keyword::Type,
+        Some(PathToken::Key(PARAMS)) => depth == 1 && keyword == Keyword::Type,
         _ => true,
     }
 }
