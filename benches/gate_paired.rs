@@ -23,7 +23,9 @@
 //!
 //! `cargo bench --bench gate_paired`; `MCPGATE_PAIRED_ROUNDS` sets the
 //! number of pairs (default 201). Bounded: per ratio, rounds × 2 blocks of
-//! 2,000 calls.
+//! 2,000 calls. Each ratio is also written to
+//! `target/paired/<name>/ratio.json` (under `CARGO_TARGET_DIR` where that
+//! is set), where `benches/floors.py` holds it to `benches/floors.toml`.
 
 #[path = "../tests/support/bodies.rs"]
 mod bodies;
@@ -31,6 +33,7 @@ mod bodies;
 mod value_gate;
 
 use std::hint::black_box;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use mcpgate::internal::protocol::{RootKind, SchemaDocument, compile_root_as_written};
@@ -166,16 +169,29 @@ fn paired(
     seconds.sort();
     ratios.sort_by(f64::total_cmp);
     let quartile = |q: usize| ratios[(ratios.len() - 1) * q / 4];
+    let (first_median, second_median) = (firsts[firsts.len() / 2], seconds[seconds.len() / 2]);
     println!(
         "{name} ({rounds} pairs of {BLOCK}-call blocks)\n  \
-         {first_name} {:?}  {second_name} {:?}  (medians per call)\n  \
+         {first_name} {first_median:?}  {second_name} {second_median:?}  (medians per call)\n  \
          {second_name} / {first_name}: median {:.2}x  (quartiles {:.2}x .. {:.2}x)",
-        firsts[firsts.len() / 2],
-        seconds[seconds.len() / 2],
         quartile(2),
         quartile(1),
         quartile(3),
     );
+    let result = serde_json::json!({
+        "name": name,
+        "pairs": rounds,
+        "first": {"name": first_name, "median_ns": first_median.as_secs_f64() * 1e9},
+        "second": {"name": second_name, "median_ns": second_median.as_secs_f64() * 1e9},
+        "second_over_first": {"median": quartile(2), "q1": quartile(1), "q3": quartile(3)},
+    });
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| PathBuf::from("target"), PathBuf::from)
+        .join("paired")
+        .join(name);
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(dir.join("ratio.json"), result.to_string()))
+        .unwrap_or_else(|error| panic!("writing {}: {error}", dir.display()));
 }
 
 /// Mean time per call over one block.

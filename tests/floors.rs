@@ -1,7 +1,7 @@
 //! `benches/floors.py`, the checker `.ci/run` runs after the short benches:
 //! it must fail on a ratio below its floor and on a benchmark the run did
-//! not measure, and pass otherwise. Fed a criterion output directory made
-//! here, so no benchmark runs.
+//! not measure, and pass otherwise. Fed a criterion output directory and
+//! `gate_paired` results made here, so no benchmark runs.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -20,6 +20,24 @@ subject = "gate/items/check/100"
 baseline = "gate/items/check/10"
 scale = 10.0
 floor = 0.8
+"#;
+
+/// Two `gate_paired` ratios: one whose subject is the first of its pair,
+/// one whose subject is the second.
+const FLOORS_PAIRED: &str = r#"
+[[paired]]
+name = "check against baseline, paired"
+paired = "gate/case/paired"
+subject = "check"
+baseline = "baseline"
+floor = 3.0
+
+[[paired]]
+name = "refusal against check, paired"
+paired = "gate/refusal/paired"
+subject = "refusal"
+baseline = "check"
+floor = 0.5
 "#;
 
 struct Criterion {
@@ -58,12 +76,35 @@ impl Criterion {
         self
     }
 
+    fn floors(&self, floors: &str) -> &Self {
+        fs::write(self.dir.join("floors.toml"), floors).unwrap();
+        self
+    }
+
+    /// One `gate_paired` ratio as the bench writes it: the median times of
+    /// its two calls and the median of the pairs' ratios `second / first`.
+    fn paired(&self, name: &str, first: (&str, f64), second: (&str, f64), median: f64) -> &Self {
+        let at = self.dir.join("paired").join(name);
+        fs::create_dir_all(&at).unwrap();
+        let result = serde_json::json!({
+            "name": name,
+            "pairs": 201,
+            "first": {"name": first.0, "median_ns": first.1},
+            "second": {"name": second.0, "median_ns": second.1},
+            "second_over_first": {"median": median, "q1": median * 0.98, "q3": median * 1.02},
+        });
+        fs::write(at.join("ratio.json"), result.to_string()).unwrap();
+        self
+    }
+
     fn check(&self, since: Option<&Path>) -> Option<Output> {
         let mut command = Command::new("python3");
         command
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/floors.py"))
             .arg("--criterion")
             .arg(self.dir.join("criterion"))
+            .arg("--paired")
+            .arg(self.dir.join("paired"))
             .arg("--floors")
             .arg(self.dir.join("floors.toml"));
         if let Some(since) = since {
@@ -89,12 +130,17 @@ impl Drop for Criterion {
     }
 }
 
-fn text(output: &Output) -> String {
-    format!(
+/// What the checker printed, its exit code asserted to be `code`; `None`
+/// where it could not run (see [`Criterion::check`]).
+fn checked(run: &Criterion, since: Option<&Path>, code: i32) -> Option<String> {
+    let output = run.check(since)?;
+    let shown = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
-    )
+    );
+    assert_eq!(output.status.code(), Some(code), "{shown}");
+    Some(shown)
 }
 
 #[test]
@@ -104,11 +150,9 @@ fn ratios_at_or_above_their_floors_pass_and_the_times_are_printed() {
         .result("gate/case/baseline", Some(400.0), 380.0)
         .result("gate/items/check/10", Some(1000.0), 1000.0)
         .result("gate/items/check/100", Some(12_000.0), 12_000.0);
-    let Some(output) = run.check(None) else {
+    let Some(shown) = checked(&run, None, 0) else {
         return;
     };
-    let shown = text(&output);
-    assert_eq!(output.status.code(), Some(0), "{shown}");
     // The slope decides where there is one: 400 / 100, not 380 / 120.
     assert!(
         shown.contains("| fast against baseline | 100 ns | 400 ns | 4.00× | 3.0 | ok |"),
@@ -127,11 +171,9 @@ fn a_ratio_below_its_floor_fails_naming_it() {
         .result("gate/case/baseline", None, 400.0)
         .result("gate/items/check/10", Some(1000.0), 1000.0)
         .result("gate/items/check/100", Some(10_000.0), 10_000.0);
-    let Some(output) = run.check(None) else {
+    let Some(shown) = checked(&run, None, 1) else {
         return;
     };
-    let shown = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{shown}");
     assert!(
         shown.contains("| fast against baseline | 200 ns | 400 ns | 2.00× | 3.0 | BELOW FLOOR |"),
         "{shown}"
@@ -145,11 +187,9 @@ fn a_benchmark_not_measured_in_this_run_fails() {
     run.result("gate/case/check", Some(100.0), 100.0)
         .result("gate/case/baseline", Some(400.0), 400.0)
         .result("gate/items/check/10", Some(1000.0), 1000.0);
-    let Some(output) = run.check(None) else {
+    let Some(shown) = checked(&run, None, 1) else {
         return;
     };
-    let shown = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{shown}");
     assert!(
         shown.contains("not measured: gate/items/check/100"),
         "{shown}"
@@ -160,11 +200,9 @@ fn a_benchmark_not_measured_in_this_run_fails() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     let start = run.dir.join("start");
     fs::write(&start, "").unwrap();
-    let Some(output) = run.check(Some(&start)) else {
+    let Some(shown) = checked(&run, Some(&start), 1) else {
         return;
     };
-    let shown = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{shown}");
     assert!(
         shown.contains("not measured: gate/case/check, gate/case/baseline"),
         "{shown}"
@@ -179,10 +217,116 @@ fn a_floors_file_without_a_floor_is_refused() {
         "[[ratio]]\nname = \"x\"\nsubject = \"a\"\nbaseline = \"b\"\n",
     )
     .unwrap();
-    let Some(output) = run.check(None) else {
+    let Some(shown) = checked(&run, None, 2) else {
         return;
     };
-    let shown = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{shown}");
     assert!(shown.contains("a ratio has no 'floor'"), "{shown}");
+}
+
+#[test]
+fn a_paired_ratio_is_the_median_of_the_pairs_read_from_the_subject() {
+    let run = Criterion::new("paired");
+    run.floors(FLOORS_PAIRED)
+        // The pairs' median, not the ratio of the medians: 4.2, not 4.0.
+        .paired(
+            "gate/case/paired",
+            ("check", 100.0),
+            ("baseline", 400.0),
+            4.2,
+        )
+        // The subject second: the inverse of the pairs' median, 1 / 2.5.
+        .paired(
+            "gate/refusal/paired",
+            ("check", 100.0),
+            ("refusal", 250.0),
+            2.5,
+        );
+    let Some(shown) = checked(&run, None, 1) else {
+        return;
+    };
+    assert!(
+        shown.contains("| check against baseline, paired | 100 ns | 400 ns | 4.20× | 3.0 | ok |"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(
+            "| refusal against check, paired | 250 ns | 100 ns | 0.40× | 0.5 | BELOW FLOOR |"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("1 of 2 ratios failed"), "{shown}");
+
+    run.paired(
+        "gate/refusal/paired",
+        ("check", 100.0),
+        ("refusal", 180.0),
+        1.8,
+    );
+    let Some(shown) = checked(&run, None, 0) else {
+        return;
+    };
+    assert!(shown.contains("| 0.56× | 0.5 | ok |"), "{shown}");
+}
+
+#[test]
+fn a_paired_ratio_not_written_in_this_run_or_without_its_call_fails() {
+    let run = Criterion::new("paired-missing");
+    run.floors(FLOORS_PAIRED).paired(
+        "gate/refusal/paired",
+        ("check", 100.0),
+        ("refused", 180.0),
+        1.8,
+    );
+    let Some(shown) = checked(&run, None, 1) else {
+        return;
+    };
+    assert!(
+        shown.contains("not measured: gate/case/paired |"),
+        "{shown}"
+    );
+    // The pair holds `refused`, the floor names `refusal`.
+    assert!(
+        shown.contains("not measured: gate/refusal/paired refusal |"),
+        "{shown}"
+    );
+
+    run.paired(
+        "gate/case/paired",
+        ("check", 100.0),
+        ("baseline", 400.0),
+        4.0,
+    )
+    .paired(
+        "gate/refusal/paired",
+        ("check", 100.0),
+        ("refusal", 180.0),
+        1.8,
+    );
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let start = run.dir.join("start");
+    fs::write(&start, "").unwrap();
+    run.paired(
+        "gate/refusal/paired",
+        ("check", 100.0),
+        ("refusal", 180.0),
+        1.8,
+    );
+    let Some(shown) = checked(&run, Some(&start), 1) else {
+        return;
+    };
+    assert!(
+        shown.contains("not measured: gate/case/paired |"),
+        "{shown}"
+    );
+    assert!(shown.contains("1 of 2 ratios failed"), "{shown}");
+}
+
+#[test]
+fn a_paired_entry_without_its_pair_is_refused() {
+    let run = Criterion::new("paired-malformed");
+    run.floors("[[paired]]\nname = \"x\"\nsubject = \"a\"\nbaseline = \"b\"\nfloor = 1.0\n");
+    let Some(shown) = checked(&run, None, 2) else {
+        return;
+    };
+    assert!(shown.contains("a paired has no 'paired'"), "{shown}");
 }
