@@ -62,8 +62,8 @@ def paired_ratio(entry: dict, result: dict) -> tuple[float, float, float] | str:
     or what of the entry the result lacks."""
     sides = {result[side]["name"]: side for side in ("first", "second")}
     missing = [entry[key] for key in ("subject", "baseline") if entry[key] not in sides]
-    if missing or entry["subject"] == entry["baseline"]:
-        return ", ".join(f"{entry['paired']} {name}" for name in missing or [entry["subject"]])
+    if missing:
+        return ", ".join(f"{entry['paired']} {name}" for name in missing)
     subject, baseline = sides[entry["subject"]], sides[entry["baseline"]]
     median = result["second_over_first"]["median"]
     # An odd count of pairs: the median of the inverses is the inverse of the median.
@@ -97,6 +97,8 @@ def main() -> int:
                 for key in keys:
                     if key not in entry:
                         raise KeyError(f"a {kind} has no {key!r}: {entry}")
+                if entry["subject"] == entry["baseline"]:
+                    raise KeyError(f"a {kind} compares {entry['subject']!r} with itself")
         if not ratios and not paired:
             raise KeyError("no [[ratio]] or [[paired]] entries")
     except (OSError, KeyError, tomllib.TOMLDecodeError) as error:

@@ -329,4 +329,15 @@ fn a_paired_entry_without_its_pair_is_refused() {
         return;
     };
     assert!(shown.contains("a paired has no 'paired'"), "{shown}");
+
+    run.floors(
+        "[[paired]]\nname = \"x\"\npaired = \"p\"\nsubject = \"a\"\nbaseline = \"a\"\nfloor = 1.0\n",
+    );
+    let Some(shown) = checked(&run, None, 2) else {
+        return;
+    };
+    assert!(
+        shown.contains("a paired compares 'a' with itself"),
+        "{shown}"
+    );
 }
