@@ -66,7 +66,8 @@ def paired_ratio(entry: dict, result: dict) -> tuple[float, float, float] | str:
         return ", ".join(f"{entry['paired']} {name}" for name in missing)
     subject, baseline = sides[entry["subject"]], sides[entry["baseline"]]
     median = result["second_over_first"]["median"]
-    # An odd count of pairs: the median of the inverses is the inverse of the median.
+    # gate_paired runs an odd count of pairs: the median of the inverses is
+    # the inverse of the median.
     value = median if subject == "first" else 1.0 / median
     return result[subject]["median_ns"], result[baseline]["median_ns"], value
 

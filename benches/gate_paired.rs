@@ -22,7 +22,9 @@
 //! the comparison "in the same run" means.
 //!
 //! `cargo bench --bench gate_paired`; `MCPGATE_PAIRED_ROUNDS` sets the
-//! number of pairs (default 201). Bounded: per ratio, rounds × 2 blocks of
+//! number of pairs (default 201; an even number is raised by one, so the
+//! median is one pair's ratio and its inverse the median of the inverses,
+//! which `benches/floors.py` relies on). Bounded: per ratio, rounds × 2 blocks of
 //! 2,000 calls. Each ratio is also written to
 //! `target/paired/<name>/ratio.json` (under `CARGO_TARGET_DIR` where that
 //! is set), where `benches/floors.py` holds it to `benches/floors.toml`.
@@ -54,7 +56,7 @@ fn main() {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(DEFAULT_ROUNDS)
-        .max(1);
+        | 1;
 
     let case = SearchOrders::new();
     let (headers, body) = tool_call("search_orders", bodies::search_orders_arguments());
