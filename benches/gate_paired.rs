@@ -24,8 +24,8 @@
 //! `cargo bench --bench gate_paired`; `MCPGATE_PAIRED_ROUNDS` sets the
 //! number of pairs (default 201; an even number is raised by one, so the
 //! median is one pair's ratio and its inverse the median of the inverses,
-//! which `benches/floors.py` relies on). Bounded: per ratio, rounds × 2 blocks of
-//! 2,000 calls. Each ratio is also written to
+//! which `benches/floors.py` relies on). Bounded: per ratio, rounds × 2
+//! blocks of 2,000 calls. Each ratio is also written to
 //! `target/paired/<name>/ratio.json` (under `CARGO_TARGET_DIR` where that
 //! is set), where `benches/floors.py` holds it to `benches/floors.toml`.
 
