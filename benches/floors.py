@@ -12,6 +12,7 @@ samples' means (that median where there is no slope).
 
 `[[paired]]`: two calls of one `gate_paired` ratio, timed in alternating
 blocks (`<dir>/<name>/ratio.json`): the median of the pairs' ratios.
+Either kind may give a `scale` (default 1) that multiplies its ratio.
 
 Prints one row per ratio: subject and baseline times (printed, never
 compared), the ratio, its floor. Exits 1 when a ratio is below its floor or
@@ -58,8 +59,8 @@ def paired_results(paired: Path, since: float | None) -> dict[str, dict]:
 
 
 def paired_ratio(entry: dict, result: dict) -> tuple[float, float, float] | str:
-    """(subject ns, baseline ns, median of baseline / subject over the pairs),
-    or what of the entry the result lacks."""
+    """(subject ns, baseline ns, scale × the median of baseline / subject
+    over the pairs), or what of the entry the result lacks."""
     sides = {result[side]["name"]: side for side in ("first", "second")}
     missing = [entry[key] for key in ("subject", "baseline") if entry[key] not in sides]
     if missing:
@@ -68,7 +69,7 @@ def paired_ratio(entry: dict, result: dict) -> tuple[float, float, float] | str:
     median = result["second_over_first"]["median"]
     # gate_paired runs an odd count of pairs: the median of the inverses is
     # the inverse of the median.
-    value = median if subject == "first" else 1.0 / median
+    value = entry.get("scale", 1.0) * (median if subject == "first" else 1.0 / median)
     return result[subject]["median_ns"], result[baseline]["median_ns"], value
 
 

@@ -12,7 +12,10 @@
 //! - `gate/tools-call/search_orders/refused_paired`: the call with the two
 //!   wrong values `benches/refusal-load.sh` sends (the tool-dialect
 //!   answer) against the valid call, in-process: the check's part of that
-//!   script's refused / allowed ratio, without the kernel's.
+//!   script's refused / allowed ratio, without the kernel's;
+//! - `gate/wrong_items/paired`: the refusal of 100,000 wrong items against
+//!   that of 10,000 (`gate/wrong_items/check/…`), whose ratio is about ten
+//!   where the walk is linear in the items.
 //!
 //! Why beside criterion: criterion times the two sides of a ratio seconds
 //! apart, so on a shared machine a slow spell that hits one of them moves
@@ -25,7 +28,7 @@
 //! number of pairs (default 201; an even number is raised by one, so the
 //! median is one pair's ratio and its inverse the median of the inverses,
 //! which `benches/floors.py` relies on). Bounded: per ratio, rounds × 2
-//! blocks of 2,000 calls. Each ratio is also written to
+//! blocks of 2,000 calls (of 20 and 2 for the wrong items). Each ratio is also written to
 //! `target/paired/<name>/ratio.json` (under `CARGO_TARGET_DIR` where that
 //! is set), where `benches/floors.py` holds it to `benches/floors.toml`.
 
@@ -46,10 +49,13 @@ use value_gate::{SearchOrders, tool_call};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const DEFAULT_ROUNDS: usize = 201;
-/// Calls per block: milliseconds of each side, long enough that the clock's
-/// reading costs nothing beside it, short enough that a slow spell hits
-/// both blocks of a pair.
+/// Calls per block of a check that takes about a microsecond: milliseconds
+/// of each side, long enough that the clock's reading costs nothing beside
+/// it, short enough that a slow spell hits both blocks of a pair.
 const BLOCK: u32 = 2_000;
+/// Calls per block of the 10,000 and the 100,000 wrong items (about 0.3 and
+/// 3 ms a call): the same milliseconds on each side of a pair.
+const WRONG_ITEMS_BLOCKS: (u32, u32) = (20, 2);
 
 fn main() {
     let rounds = std::env::var("MCPGATE_PAIRED_ROUNDS")
@@ -140,28 +146,71 @@ fn main() {
         ("tools_call_516b/check", &mut check),
         ("invalid_small/check", &mut refusal),
     );
+
+    let listen = bodies::listen_headers();
+    let (fewer, more) = (
+        bodies::wrong_items_body(10_000),
+        bodies::wrong_items_body(100_000),
+    );
+    let (mut fewer_scratch, mut more_scratch) = (Scratch::default(), Scratch::default());
+    let mut refuse_fewer = || {
+        matches!(
+            gate.check_with(&mut fewer_scratch, listen.as_slice(), black_box(&fewer)),
+            Verdict::Reject(_)
+        )
+    };
+    let mut refuse_more = || {
+        matches!(
+            gate.check_with(&mut more_scratch, listen.as_slice(), black_box(&more)),
+            Verdict::Reject(_)
+        )
+    };
+    assert!(
+        refuse_fewer() && refuse_more(),
+        "both wrong-item bodies are refused"
+    );
+    paired_blocks(
+        "gate/wrong_items/paired",
+        rounds,
+        WRONG_ITEMS_BLOCKS,
+        ("check/10000", &mut refuse_fewer),
+        ("check/100000", &mut refuse_more),
+    );
 }
 
-/// Times `first` and `second` in `rounds` pairs of blocks, the order
-/// swapped every pair, and prints each one's median time per call and the
-/// median (and quartiles) of the pairs' ratios `second / first`.
+/// Times `first` and `second` in `rounds` pairs of blocks of [`BLOCK`]
+/// calls, the order swapped every pair, and prints each one's median time
+/// per call and the median (and quartiles) of the pairs' ratios
+/// `second / first`.
 fn paired(
     name: &str,
     rounds: usize,
+    first: (&str, &mut impl FnMut() -> bool),
+    second: (&str, &mut impl FnMut() -> bool),
+) {
+    paired_blocks(name, rounds, (BLOCK, BLOCK), first, second);
+}
+
+/// [`paired`] with `blocks.0` calls of `first` and `blocks.1` of `second`
+/// in each block.
+fn paired_blocks(
+    name: &str,
+    rounds: usize,
+    blocks: (u32, u32),
     (first_name, first): (&str, &mut impl FnMut() -> bool),
     (second_name, second): (&str, &mut impl FnMut() -> bool),
 ) {
     // Warm-up: one block of each.
-    time_block(first);
-    time_block(second);
+    time_block(blocks.0, first);
+    time_block(blocks.1, second);
     let (mut firsts, mut seconds, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         let (a, b) = if round % 2 == 0 {
-            let a = time_block(first);
-            (a, time_block(second))
+            let a = time_block(blocks.0, first);
+            (a, time_block(blocks.1, second))
         } else {
-            let b = time_block(second);
-            (time_block(first), b)
+            let b = time_block(blocks.1, second);
+            (time_block(blocks.0, first), b)
         };
         firsts.push(a);
         seconds.push(b);
@@ -173,9 +222,11 @@ fn paired(
     let quartile = |q: usize| ratios[(ratios.len() - 1) * q / 4];
     let (first_median, second_median) = (firsts[firsts.len() / 2], seconds[seconds.len() / 2]);
     println!(
-        "{name} ({rounds} pairs of {BLOCK}-call blocks)\n  \
+        "{name} ({rounds} pairs of {}- and {}-call blocks)\n  \
          {first_name} {first_median:?}  {second_name} {second_median:?}  (medians per call)\n  \
          {second_name} / {first_name}: median {:.2}x  (quartiles {:.2}x .. {:.2}x)",
+        blocks.0,
+        blocks.1,
         quartile(2),
         quartile(1),
         quartile(3),
@@ -183,6 +234,7 @@ fn paired(
     let result = serde_json::json!({
         "name": name,
         "pairs": rounds,
+        "calls_per_block": [blocks.0, blocks.1],
         "first": {"name": first_name, "median_ns": first_median.as_secs_f64() * 1e9},
         "second": {"name": second_name, "median_ns": second_median.as_secs_f64() * 1e9},
         "second_over_first": {"median": quartile(2), "q1": quartile(1), "q3": quartile(3)},
@@ -196,11 +248,11 @@ fn paired(
         .unwrap_or_else(|error| panic!("writing {}: {error}", dir.display()));
 }
 
-/// Mean time per call over one block.
-fn time_block(call: &mut impl FnMut() -> bool) -> Duration {
+/// Mean time per call over one block of `calls` calls.
+fn time_block(calls: u32, call: &mut impl FnMut() -> bool) -> Duration {
     let start = Instant::now();
-    for _ in 0..BLOCK {
+    for _ in 0..calls {
         black_box(call());
     }
-    start.elapsed() / BLOCK
+    start.elapsed() / calls
 }

@@ -269,6 +269,51 @@ fn a_paired_ratio_is_the_median_of_the_pairs_read_from_the_subject() {
 }
 
 #[test]
+fn a_scaled_paired_ratio_holds_linearity_and_fails_a_superlinear_walk() {
+    let run = Criterion::new("paired-scaled");
+    run.floors(
+        r#"
+[[paired]]
+name = "linear, paired"
+paired = "gate/items/paired"
+subject = "check/100"
+baseline = "check/10"
+scale = 10.0
+floor = 0.8
+"#,
+    )
+    // Ten times the items in 9.5 times the time: 10 / 9.5.
+    .paired(
+        "gate/items/paired",
+        ("check/10", 1_000.0),
+        ("check/100", 9_500.0),
+        9.5,
+    );
+    let Some(shown) = checked(&run, None, 0) else {
+        return;
+    };
+    assert!(
+        shown.contains("| linear, paired | 9.5 µs | 1 µs | 1.05× | 0.8 | ok |"),
+        "{shown}"
+    );
+
+    // Twenty times the time: a walk that grows faster than its items.
+    run.paired(
+        "gate/items/paired",
+        ("check/10", 1_000.0),
+        ("check/100", 20_000.0),
+        20.0,
+    );
+    let Some(shown) = checked(&run, None, 1) else {
+        return;
+    };
+    assert!(
+        shown.contains("| linear, paired | 20 µs | 1 µs | 0.50× | 0.8 | BELOW FLOOR |"),
+        "{shown}"
+    );
+}
+
+#[test]
 fn a_paired_ratio_not_written_in_this_run_or_without_its_call_fails() {
     let run = Criterion::new("paired-missing");
     run.floors(FLOORS_PAIRED).paired(
