@@ -19,7 +19,7 @@
 #                    2): a load generator that costs a fraction of the
 #                    server per request, for machines without cores to
 #                    spare (no latency figures)
-#   MCPGATE_BIN, HYPER_BIN, WRK, LIGHTLOAD_BIN
+#   MCPGATE_BIN, HYPER_BIN, FLOOR_BIN, WRK, LIGHTLOAD_BIN
 #                    the commands to run (defaults: the release builds and
 #                    wrk on PATH); with MCPGATE_BENCH_PREBUILT=1 nothing is
 #                    built or installed (benches/device/run.sh sets these)
@@ -33,6 +33,7 @@ LIGHT_INTERVAL_MS=${LIGHT_INTERVAL_MS:-2}
 HZ=$(getconf CLK_TCK)
 MCPGATE_BIN=${MCPGATE_BIN:-target/release/mcpgate}
 HYPER_BIN=${HYPER_BIN:-benches/hyper-baseline/target/release/hyper-baseline}
+FLOOR_BIN=${FLOOR_BIN:-benches/hyper-baseline/target/release/floor-baseline}
 LIGHTLOAD_BIN=${LIGHTLOAD_BIN:-benches/lightload/target/release/lightload}
 WRK=${WRK:-wrk}
 

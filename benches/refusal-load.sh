@@ -10,6 +10,10 @@
 #             tool-dialect answer, 200 with `isError: true`
 #   hyper     a minimal tokio + hyper server answering 204
 #             (benches/hyper-baseline)
+#   floor     a bare epoll loop answering 204 to each request head it
+#             reads (benches/hyper-baseline's floor-baseline): the least
+#             a server can spend per request on this machine, which
+#             floor/hyper shows against the allowed/hyper target
 # Servers run one worker pinned to CPU 0, wrk one thread on CPU 1; rounds
 # (default 3) repeat the targets back to back, and the summary gives each
 # round's ratios and their medians, then the server's CPU split into user
@@ -33,6 +37,8 @@ read -r gate_pid gate_addr < <(start 0 mcpgate "$MCPGATE_BIN" serve --listen 127
 pids+=("$gate_pid")
 read -r hyper_pid hyper_addr < <(start 0 hyper "$HYPER_BIN" 127.0.0.1:0)
 pids+=("$hyper_pid")
+read -r floor_pid floor_addr < <(start 0 floor "$FLOOR_BIN" 127.0.0.1:0)
+pids+=("$floor_pid")
 
 # Each request must be answered as its target says.
 for target in "allowed 204 -" "refused 200 isError"; do
@@ -66,9 +72,10 @@ results=$(
         split_row "$round" allowed "$gate_pid" 1 1 "$gate_addr" /validate allowed
         split_row "$round" refused "$gate_pid" 1 1 "$gate_addr" /validate refused
         split_row "$round" hyper "$hyper_pid" 1 1 "$hyper_addr" /
+        split_row "$round" floor "$floor_pid" 1 1 "$floor_addr" /
     done
 )
-ratios "$results" "servers 1 worker ($DRIVER) on CPU 0" refused/allowed allowed/hyper
+ratios "$results" "servers 1 worker ($DRIVER) on CPU 0" refused/allowed allowed/hyper floor/hyper allowed/floor
 
 # Where the refusal's extra CPU goes: user space (the gate, the answer)
 # or the kernel (a larger answer to send, and wrk, less busy, woken more
@@ -91,4 +98,6 @@ print("server user-space us/req, allowed / refused: " + " / ".join(
 print(f"refused - allowed, medians: user space +{statistics.median(extra_user):.2f} us, "
       f"kernel +{statistics.median(extra_kernel):.2f} us; refused/allowed in user space "
       f"{statistics.median(ratio):.2f}x")
+print("server user-space us/req, hyper / floor: " + " / ".join(
+    f"{user[r]['hyper']:.2f} {user[r]['floor']:.2f}" for r in user))
 PY
