@@ -10,10 +10,11 @@
 #             tool-dialect answer, 200 with `isError: true`
 #   hyper     a minimal tokio + hyper server answering 204
 #             (benches/hyper-baseline)
-#   floor     a bare epoll loop answering 204 to each request head it
-#             reads (benches/hyper-baseline's floor-baseline): the least
-#             a server can spend per request on this machine, which
-#             floor/hyper shows against the allowed/hyper target
+#   floor     a bare loop on the same io driver answering 204 to each
+#             request head it reads (benches/hyper-baseline's
+#             floor-baseline): the least a server can spend per request
+#             on this machine, which floor/hyper sets beside the
+#             allowed/hyper target
 # Servers run one worker pinned to CPU 0, wrk one thread on CPU 1; rounds
 # (default 3) repeat the targets back to back, and the summary gives each
 # round's ratios and their medians, then the server's CPU split into user
@@ -37,7 +38,7 @@ read -r gate_pid gate_addr < <(start 0 mcpgate "$MCPGATE_BIN" serve --listen 127
 pids+=("$gate_pid")
 read -r hyper_pid hyper_addr < <(start 0 hyper "$HYPER_BIN" 127.0.0.1:0)
 pids+=("$hyper_pid")
-read -r floor_pid floor_addr < <(start 0 floor "$FLOOR_BIN" 127.0.0.1:0)
+read -r floor_pid floor_addr < <(start 0 floor "$FLOOR_BIN" 127.0.0.1:0 "$DRIVER")
 pids+=("$floor_pid")
 
 # Each request must be answered as its target says.
