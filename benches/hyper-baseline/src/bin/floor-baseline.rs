@@ -82,14 +82,7 @@ fn epoll_loop(listener: &TcpListener) -> io::Result<()> {
                         if conn < 0 {
                             break;
                         }
-                        let on: libc::c_int = 1;
-                        libc::setsockopt(
-                            conn,
-                            libc::IPPROTO_TCP,
-                            libc::TCP_NODELAY,
-                            (&on as *const libc::c_int).cast(),
-                            size_of::<libc::c_int>() as libc::socklen_t,
-                        );
+                        no_delay(conn);
                         if matched.len() <= conn as usize {
                             matched.resize(conn as usize + 1, 0);
                         }
@@ -167,17 +160,7 @@ fn uring_loop(listener: &TcpListener) -> io::Result<()> {
                 ACCEPT => {
                     if result >= 0 {
                         let conn = result;
-                        let on: libc::c_int = 1;
-                        // Safety: `on` lives across the call.
-                        unsafe {
-                            libc::setsockopt(
-                                conn,
-                                libc::IPPROTO_TCP,
-                                libc::TCP_NODELAY,
-                                (&on as *const libc::c_int).cast(),
-                                size_of::<libc::c_int>() as libc::socklen_t,
-                            );
-                        }
+                        no_delay(conn);
                         if buffers.len() <= conn as usize {
                             buffers.resize_with(conn as usize + 1, Vec::new);
                             matched.resize(conn as usize + 1, 0);
@@ -255,6 +238,21 @@ fn count_heads(bytes: &[u8], matched: &mut u8) -> usize {
     }
     *matched = state as u8;
     heads
+}
+
+/// `TCP_NODELAY` on an accepted connection, as hyper sets it.
+fn no_delay(fd: i32) {
+    let on: libc::c_int = 1;
+    // Safety: `on` lives across the call.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            (&on as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
 
 unsafe fn add(epoll: i32, fd: i32) -> io::Result<()> {
