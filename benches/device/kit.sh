@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Packs what benches/device/run.sh needs on a machine that has neither a
 # Rust toolchain nor a package registry (a lent machine with more cores):
-# release builds of mcpgate and benches/hyper-baseline, and wrk, each with
+# release builds of mcpgate and benches/hyper-baseline (both its
+# binaries), and wrk, each with
 # every shared library it loads and this machine's dynamic loader, so that
 # they run whatever C library the other machine has.
 #
-#   target/device-kit/bin/{mcpgate,hyper-baseline,wrk}   wrappers
+#   target/device-kit/bin/{mcpgate,hyper-baseline,floor-baseline,wrk}   wrappers
 #   target/device-kit/lib/                              the programs, libraries, loader
 #
 # Usage: benches/device/kit.sh     (then carry target/device-kit along)
@@ -18,7 +19,8 @@ kit=target/device-kit
 rm -rf "$kit"
 mkdir -p "$kit/bin" "$kit/lib"
 loader=
-for program in target/release/mcpgate benches/hyper-baseline/target/release/hyper-baseline "$(command -v wrk)"; do
+for program in target/release/mcpgate benches/hyper-baseline/target/release/hyper-baseline \
+    benches/hyper-baseline/target/release/floor-baseline "$(command -v wrk)"; do
     name=$(basename "$program")
     cp "$program" "$kit/lib/$name"
     strip "$kit/lib/$name" 2>/dev/null || true

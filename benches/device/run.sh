@@ -12,7 +12,11 @@
 #   gateway-epoll-4workers       the same, GATEWAY_WORKERS=4 (8 or more cores)
 #   gateway-epoll-1conn          benches/gateway-load.sh DURATION 1 epoll fast
 #   load-{epoll,uring}           benches/load.sh DURATION 32 DRIVER 1
-# About 2.7 minutes a round at the defaults.
+#   refusal-uring                benches/refusal-load.sh DURATION 32 uring 1:
+#                                the allowed call against hyper and against
+#                                the floor, where the 2-core VM's kernel
+#                                and wrk leave no room below 0.85x
+# About 3.3 minutes a round at the defaults.
 #
 # Usage: benches/device/run.sh [DURATION (8)] [ROUNDS (2)]
 set -uo pipefail
@@ -27,7 +31,8 @@ if [ ! -x "$kit/bin/mcpgate" ]; then
     echo "run.sh: $kit missing: run benches/device/kit.sh and carry target/device-kit" >&2
     exit 1
 fi
-export MCPGATE_BENCH_PREBUILT=1 MCPGATE_BIN=$kit/bin/mcpgate HYPER_BIN=$kit/bin/hyper-baseline WRK=$kit/bin/wrk
+export MCPGATE_BENCH_PREBUILT=1 MCPGATE_BIN=$kit/bin/mcpgate HYPER_BIN=$kit/bin/hyper-baseline \
+    FLOOR_BIN=$kit/bin/floor-baseline WRK=$kit/bin/wrk
 
 {
     echo "cores: $(nproc)"
@@ -65,5 +70,6 @@ for round in $(seq "$ROUNDS"); do
     for driver in epoll uring; do
         step "r$round-load-$driver" benches/load.sh "$DURATION" 32 "$driver" 1
     done
+    step "r$round-refusal-uring" benches/refusal-load.sh "$DURATION" 32 uring 1
 done
 exit "$failed"
