@@ -28,9 +28,10 @@
 //! number of pairs (default 201; an even number is raised by one, so the
 //! median is one pair's ratio and its inverse the median of the inverses,
 //! which `benches/floors.py` relies on). Bounded: per ratio, rounds × 2
-//! blocks of 2,000 calls (of 20 and 2 for the wrong items). Each ratio is also written to
-//! `target/paired/<name>/ratio.json` (under `CARGO_TARGET_DIR` where that
-//! is set), where `benches/floors.py` holds it to `benches/floors.toml`.
+//! blocks of 2,000 calls (of 20 and 2 for the wrong items). Each ratio is
+//! also written to `target/paired/<name>/ratio.json` (under
+//! `CARGO_TARGET_DIR` where that is set), where `benches/floors.py` holds
+//! it to `benches/floors.toml`.
 
 #[path = "../tests/support/bodies.rs"]
 mod bodies;

@@ -12,8 +12,8 @@
 #             (benches/hyper-baseline)
 #   floor     a bare loop on the same io driver answering 204 to each
 #             request head it reads (benches/hyper-baseline's
-#             floor-baseline): the least a server can spend per request
-#             on this machine, which floor/hyper sets beside the
+#             floor-baseline): what a server that does nothing else reads
+#             in this setup, which floor/hyper sets beside the
 #             allowed/hyper target
 # Servers run one worker pinned to CPU 0, wrk one thread on CPU 1; rounds
 # (default 3) repeat the targets back to back, and the summary gives each

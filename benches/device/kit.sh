@@ -2,9 +2,9 @@
 # Packs what benches/device/run.sh needs on a machine that has neither a
 # Rust toolchain nor a package registry (a lent machine with more cores):
 # release builds of mcpgate and benches/hyper-baseline (both its
-# binaries), and wrk, each with
-# every shared library it loads and this machine's dynamic loader, so that
-# they run whatever C library the other machine has.
+# binaries), and wrk, each with every shared library it loads and this
+# machine's dynamic loader, so that they run whatever C library the other
+# machine has.
 #
 #   target/device-kit/bin/{mcpgate,hyper-baseline,floor-baseline,wrk}   wrappers
 #   target/device-kit/lib/                              the programs, libraries, loader

@@ -23,8 +23,8 @@ use std::os::fd::AsRawFd;
 
 const ANSWER: &[u8] = b"HTTP/1.1 204 No Content\r\n\r\n";
 const HEAD_END: &[u8] = b"\r\n\r\n";
-/// The most answers one read can owe: a pipelined read holds at most this
-/// many heads (wrk's pipelining goes to 16), more are answered in turns.
+/// The most answers one send carries (wrk pipelines at most 16); a read
+/// that owes more sends them in turns.
 const MOST_HEADS: usize = 64;
 
 fn main() -> io::Result<()> {
@@ -57,7 +57,7 @@ fn epoll_loop(listener: &TcpListener) -> io::Result<()> {
         add(epoll, listen_fd)?;
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 64];
         let mut buffer = vec![0u8; 64 * 1024];
-        let mut answers = Vec::with_capacity(ANSWER.len() * 64);
+        let answers = ANSWER.repeat(MOST_HEADS);
         // Per descriptor: how many bytes of HEAD_END the last read ended in.
         let mut matched: Vec<u8> = Vec::new();
         loop {
@@ -94,17 +94,8 @@ fn epoll_loop(listener: &TcpListener) -> io::Result<()> {
                 let read = libc::recv(fd, buffer.as_mut_ptr().cast(), buffer.len(), 0);
                 if read > 0 {
                     let heads = count_heads(&buffer[..read as usize], &mut matched[fd as usize]);
-                    answers.clear();
-                    for _ in 0..heads {
-                        answers.extend_from_slice(ANSWER);
-                    }
-                    if !answers.is_empty() {
-                        libc::send(
-                            fd,
-                            answers.as_ptr().cast(),
-                            answers.len(),
-                            libc::MSG_NOSIGNAL,
-                        );
+                    for owed in owed(&answers, heads) {
+                        libc::send(fd, owed.as_ptr().cast(), owed.len(), libc::MSG_NOSIGNAL);
                     }
                 } else if read == 0
                     || io::Error::last_os_error().kind() != io::ErrorKind::WouldBlock
@@ -117,8 +108,7 @@ fn epoll_loop(listener: &TcpListener) -> io::Result<()> {
 }
 
 /// The `uring` driver: per connection a buffer and a pending `recv`; each
-/// completed read owes its heads' answers, sent from one buffer of
-/// [`MOST_HEADS`] answers back to back.
+/// completed read's answers are sent as the epoll loop sends them.
 fn uring_loop(listener: &TcpListener) -> io::Result<()> {
     use io_uring::{IoUring, opcode, types};
     const ACCEPT: u64 = 0;
@@ -176,18 +166,12 @@ fn uring_loop(listener: &TcpListener) -> io::Result<()> {
                         &buffers[fd as usize][..result as usize],
                         &mut matched[fd as usize],
                     );
-                    let mut owed = heads;
-                    while owed > 0 {
-                        let now = owed.min(MOST_HEADS);
-                        let send = opcode::Send::new(
-                            types::Fd(fd),
-                            answers.as_ptr(),
-                            (now * ANSWER.len()) as u32,
-                        )
-                        .build()
-                        .user_data(((fd as u64) << 2) | SEND);
+                    for owed in owed(&answers, heads) {
+                        let send =
+                            opcode::Send::new(types::Fd(fd), owed.as_ptr(), owed.len() as u32)
+                                .build()
+                                .user_data(((fd as u64) << 2) | SEND);
                         submit.push(send);
-                        owed -= now;
                     }
                     submit.push(recv(fd, &mut buffers[fd as usize]));
                 }
@@ -240,6 +224,15 @@ fn count_heads(bytes: &[u8], matched: &mut u8) -> usize {
     heads
 }
 
+/// The answers `heads` request heads are owed, as the sends that carry
+/// them: each a prefix of `answers` ([`MOST_HEADS`] answers back to back),
+/// none when no head ended.
+fn owed(answers: &[u8], heads: usize) -> impl Iterator<Item = &[u8]> {
+    (0..heads)
+        .step_by(MOST_HEADS)
+        .map(move |sent| &answers[..(heads - sent).min(MOST_HEADS) * ANSWER.len()])
+}
+
 /// `TCP_NODELAY` on an accepted connection, as hyper sets it.
 fn no_delay(fd: i32) {
     let on: libc::c_int = 1;
@@ -274,7 +267,7 @@ fn check(result: i32) -> io::Result<i32> {
 
 #[cfg(test)]
 mod tests {
-    use super::count_heads;
+    use super::{ANSWER, MOST_HEADS, count_heads, owed};
 
     #[test]
     fn heads_are_counted_across_reads() {
@@ -288,5 +281,17 @@ mod tests {
         assert_eq!(matched, 3);
         assert_eq!(count_heads(b"\n{}GET / HTTP/1.1\r\n\r\n", &mut matched), 2);
         assert_eq!(count_heads(b"\r\r\n\r\n", &mut matched), 1);
+    }
+
+    #[test]
+    fn owed_answers_come_in_sends_of_at_most_most_heads() {
+        let answers = ANSWER.repeat(MOST_HEADS);
+        let sends = |heads| owed(&answers, heads).map(<[u8]>::len).collect::<Vec<_>>();
+        assert_eq!(sends(0), Vec::<usize>::new());
+        assert_eq!(sends(1), [ANSWER.len()]);
+        assert_eq!(
+            sends(MOST_HEADS + 3),
+            [MOST_HEADS * ANSWER.len(), 3 * ANSWER.len()]
+        );
     }
 }
