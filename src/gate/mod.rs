@@ -57,6 +57,19 @@ pub struct GateConfig {
     /// Whether `tools/list` answers passing through (and, for `serve`, the
     /// upstream's own `tools/list`) become the catalog when no file gives it.
     pub learn_catalog: bool,
+    /// Whether, with `learn_catalog`, a `tools/list` answer passing through
+    /// replaces the catalog. Off where callers are told apart (`serve`
+    /// with OAuth or bearer tokens): an upstream may list tools per
+    /// caller, and one caller's listing must not decide what another may
+    /// call; the catalog then comes only from a file or from a listing of
+    /// the gateway's own (the embedder's: [`Gate::set_catalog`]).
+    pub learn_from_answers: bool,
+    /// Whether a `tools/call` waits for a catalog: until one is set, it is
+    /// refused ([`Reason::CatalogUnknown`], 503) instead of let through
+    /// unchecked, unless `unknown_tools` is [`UnknownTools::Forward`].
+    /// `serve` sets it when it learns the catalog from its upstream; off
+    /// (the default), a gate without a catalog lets every call through.
+    pub await_catalog: bool,
     /// Pre-flight normalization of `tools/call` arguments against the
     /// tool's schema before the value gate (the envelope contract's
     /// `MCP_SCHEMA_KEY_NORMALIZATION_ENABLED`).
@@ -76,6 +89,8 @@ impl Default for GateConfig {
             unknown_tools: None,
             catalog: CatalogOptions::default(),
             learn_catalog: true,
+            learn_from_answers: true,
+            await_catalog: false,
             normalization: true,
             normalization_meta: false,
         }
@@ -428,7 +443,8 @@ impl Gate {
                 }
             }
             (Kind::Request, Some("tools/list"))
-                if message.params.and_then(|p| p.get("cursor")).is_none() =>
+                if self.config.learn_from_answers
+                    && message.params.and_then(|p| p.get("cursor")).is_none() =>
             {
                 (Some(watch::Watch::ToolsList), None)
             }
@@ -996,10 +1012,22 @@ impl Gate {
             // The upstream may have added it since its last listing.
             self.relearn.request();
         }
-        let policy = self.config.unknown_tools.unwrap_or(match catalog.source() {
-            Some(_) => UnknownTools::Reject,
-            None => UnknownTools::Forward,
-        });
+        let policy = match (self.config.unknown_tools, catalog.source()) {
+            (Some(policy), Some(_)) => policy,
+            (None, Some(_)) => UnknownTools::Reject,
+            (Some(UnknownTools::Forward), None) => UnknownTools::Forward,
+            // A catalog is on its way: nothing yet says what this call
+            // may be, so it is not let through unchecked.
+            (_, None) if self.config.await_catalog => {
+                return Err(self.rejections.send(
+                    Reason::CatalogUnknown,
+                    Some(message),
+                    Some(CATALOG_UNKNOWN),
+                    &[],
+                ));
+            }
+            (policy, None) => policy.unwrap_or(UnknownTools::Forward),
+        };
         if policy == UnknownTools::Forward {
             return Ok(());
         }
@@ -1073,6 +1101,9 @@ pub(crate) fn body_too_large_message(
 ) -> bumpalo::collections::String<'_> {
     bumpalo::format!(in arena, "Invalid Request: body exceeds the limit of {} bytes", limit)
 }
+
+/// The message of a `tools/call` refused until the catalog is known.
+const CATALOG_UNKNOWN: &str = "Internal error: the tool catalog is not known yet (the upstream has not listed its tools); retry later";
 
 /// The member of a request or notification that holds its parameters.
 const PARAMS: &str = "params";

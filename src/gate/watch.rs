@@ -3,7 +3,7 @@
 //! result whose `structuredContent` fails the tool's output root is logged
 //! and counted, never altered; a complete `tools/list` answer (no cursor
 //! asked, no `nextCursor` given) becomes the catalog, unless the catalog
-//! came from a file. The relayed bytes are never touched: this reads a
+//! came from a file or answers do not teach it (`learn_from_answers` off). The relayed bytes are never touched: this reads a
 //! copy after the answer went out.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -97,6 +97,7 @@ impl Gate {
             }
             Watch::ToolsList => {
                 if !self.config.learn_catalog
+                    || !self.config.learn_from_answers
                     || self.catalog.load().source() == Some(CatalogSource::File)
                     || result.get("nextCursor").is_some()
                 {
