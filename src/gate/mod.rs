@@ -336,7 +336,10 @@ impl Gate {
     /// Checks one message with this thread's scratch buffers, and asks
     /// `permit` whether the caller may call the tool a `tools/call` names
     /// (`false`: refused as [`Reason::InsufficientScope`], before its
-    /// arguments are checked).
+    /// arguments are checked, with or without a catalog). `permit` is given
+    /// the name as sent: where the upstream matches names loosely, it
+    /// should match them so too (`mcpgate serve` trims whitespace around
+    /// the name and ignores case).
     pub fn check_permitted(
         &self,
         headers: &(impl RequestHeaders + ?Sized),

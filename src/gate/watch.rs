@@ -210,4 +210,30 @@ mod tests {
         gate.watch_answer(&Watch::ToolsList, id.as_ref(), answer, false);
         assert!(gate.catalog().get("fresh").is_none());
     }
+
+    #[test]
+    fn where_answers_do_not_teach_a_tools_list_is_not_watched_nor_learned() {
+        let gate = Gate::new(GateConfig {
+            learn_from_answers: false,
+            ..GateConfig::default()
+        })
+        .unwrap();
+        gate.set_catalog(
+            Catalog::from_json(
+                &json!([{"name": "kept", "inputSchema": {"type": "object"}}]),
+                CatalogSource::Upstream,
+                &CatalogOptions::default(),
+            )
+            .unwrap(),
+        );
+        let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        assert_eq!(allowed(&gate, list).0, None);
+        // Nor by an embedder who asks anyway.
+        let id = allowed(&gate, list).1;
+        let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"fresh","inputSchema":{"type":"object"}}]}}"#;
+        gate.watch_answer(&Watch::ToolsList, id.as_ref(), answer, false);
+        assert!(gate.catalog().get("kept").is_some());
+        assert!(gate.catalog().get("fresh").is_none());
+        assert_eq!(gate.watched().catalogs_learned(), 0);
+    }
 }
