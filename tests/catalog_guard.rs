@@ -473,3 +473,41 @@ fn a_scope_guards_its_tool_under_every_spelling_before_a_catalog_is_known() {
     );
     assert_eq!(upstream.calls().len(), 1);
 }
+
+#[test]
+fn with_unknown_tools_forward_a_tools_name_in_another_spelling_is_checked_as_that_tool() {
+    let upstream = Upstream::start(|_, message| (200, ran(message)));
+    let catalog = write_file(
+        &json!({"tools": [{"name": "delete_order", "inputSchema": {"type": "object",
+            "properties": {"orderId": {"type": "integer"}}, "required": ["orderId"]}}]})
+        .to_string(),
+    );
+    let server = Server::start(&[
+        "--upstream",
+        &upstream.url(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--unknown-tools",
+        "forward",
+    ]);
+    let legacy = |name: &str, arguments: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#
+        );
+        post("/mcp", &legacy_headers(), body.as_bytes(), CLIENT_HEADERS)
+    };
+    for name in ["Delete_Order", " delete_order ", "DELETE_ORDER"] {
+        let answer = server.send(&legacy(name, r#"{"orderId":"all"}"#));
+        assert_eq!(answer.status, 200, "{name:?}");
+        assert_eq!(answer.json()["result"]["isError"], json!(true), "{name:?}");
+    }
+    assert!(upstream.calls().is_empty(), "{:?}", upstream.calls());
+    let answer = server.send(&legacy("Delete_Order", r#"{"orderId":7}"#));
+    assert_eq!(
+        answer.json()["result"]["content"][0]["text"],
+        json!("Delete_Order")
+    );
+    // A name no tool is spelled like is still the upstream's to decide.
+    server.send(&legacy("other_tool", "{}"));
+    assert_eq!(upstream.calls().len(), 2);
+}

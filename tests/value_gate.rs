@@ -596,6 +596,30 @@ fn an_unknown_tool_is_refused_naming_it_or_forwarded_by_policy() {
         call(&forwarding, "search_order", json!({})),
         Verdict::Allow(_)
     ));
+    // A name a loose matcher reads as a tool of the catalog is checked as
+    // that tool, not forwarded unchecked.
+    for spelling in ["Search_Orders", " SEARCH_ORDERS "] {
+        let (reason, _, _) = refused(call(
+            &forwarding,
+            spelling,
+            json!({"marketplaceIds": ["A"], "region": "XX"}),
+        ));
+        assert_eq!(reason, Reason::InvalidArguments, "{spelling:?}");
+    }
+    let alike = Gate::new(GateConfig {
+        unknown_tools: Some(UnknownTools::Forward),
+        ..GateConfig::default()
+    })
+    .unwrap();
+    let tools = json!([{"name": "Drop", "inputSchema": {"type": "object"}},
+        {"name": "drop", "inputSchema": {"type": "object"}}]);
+    alike.set_catalog(
+        Catalog::from_json(&tools, CatalogSource::File, &CatalogOptions::default()).unwrap(),
+    );
+    assert!(matches!(call(&alike, "drop", json!({})), Verdict::Allow(_)));
+    // Either of two tools: not let through.
+    let (reason, _, _) = refused(call(&alike, "DROP", json!({})));
+    assert_eq!(reason, Reason::UnknownTool);
     // Without a catalog every call goes to the upstream.
     let bare = Gate::new(GateConfig::default()).unwrap();
     assert!(matches!(

@@ -1,13 +1,13 @@
 //! The scopes a `tools/call` needs, found under every spelling of the
-//! tool's name: an upstream that matches names loosely (case aside, spaces
-//! around trimmed) runs `delete_order` for ` Delete_Order `, so the call is
-//! checked as that tool. Looked up by a hash of the loose name, computed as
-//! the name is read: nothing is allocated per call.
+//! tool's name (`crate::catalog::loose`): an upstream that matches names
+//! loosely runs `delete_order` for ` Delete_Order `, so the call is checked
+//! as that tool. Nothing is allocated per call.
 
 use std::collections::BTreeMap;
-use std::hash::Hasher;
 
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHashMap;
+
+use crate::catalog::loose::{self, chars as loose_chars, hash as loose_hash};
 
 /// The configured tools' scopes, by loose name.
 #[derive(Debug, Default)]
@@ -58,7 +58,7 @@ impl ToolScopes {
         self.by_loose
             .get(&loose_hash(tool))?
             .iter()
-            .find(|entry| loose_chars(tool).eq(entry.loose.chars()))
+            .find(|entry| loose::same(tool, &entry.loose))
             .map(|entry| entry.needed.as_slice())
     }
 
@@ -69,21 +69,6 @@ impl ToolScopes {
             .flatten()
             .map(|entry| entry.needed.as_slice())
     }
-}
-
-/// `name` as a loose matcher reads it: whitespace around it trimmed, every
-/// character lowercased (Unicode's mapping: `K`, the Kelvin sign, reads as
-/// `k`, as Python's `str.lower` has it).
-fn loose_chars(name: &str) -> impl Iterator<Item = char> + '_ {
-    name.trim().chars().flat_map(char::to_lowercase)
-}
-
-fn loose_hash(name: &str) -> u64 {
-    let mut hasher = FxHasher::default();
-    for c in loose_chars(name) {
-        hasher.write_u32(u32::from(c));
-    }
-    hasher.finish()
 }
 
 #[cfg(test)]
