@@ -3,8 +3,9 @@
 //! result whose `structuredContent` fails the tool's output root is logged
 //! and counted, never altered; a complete `tools/list` answer (no cursor
 //! asked, no `nextCursor` given) becomes the catalog, unless the catalog
-//! came from a file or answers do not teach it (`learn_from_answers` off). The relayed bytes are never touched: this reads a
-//! copy after the answer went out.
+//! came from a file or answers do not teach it (`learn_from_answers`
+//! off). The relayed bytes are never touched: this reads a copy after the
+//! answer went out.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
