@@ -71,8 +71,12 @@ run() {
 }
 
 path=/mcp
+gate_extra=()
 if [ "$UPSTREAM" = fast ]; then
     call=post tool=get_weather
+    # It answers every request with one fixed result and lists no tools:
+    # without a catalog to wait for, calls go on unchecked, as measured.
+    gate_extra=(--unknown-tools forward)
     read -r upstream_pid upstream_addr < <(start "$upstream_cpus" upstream "$HYPER_BIN" 127.0.0.1:0 tools-call)
 else
     call=add tool=add
@@ -81,7 +85,7 @@ else
 fi
 pids+=("$upstream_pid")
 read -r gate_pid gate_addr < <(MCPGATE_LOG=warn start "$gateway_cpus" mcpgate "$MCPGATE_BIN" serve --listen 127.0.0.1:0 \
-    --workers "$gateway_workers" --io-driver "$DRIVER" --upstream "http://$upstream_addr$path")
+    --workers "$gateway_workers" --io-driver "$DRIVER" --upstream "http://$upstream_addr$path" "${gate_extra[@]}")
 pids+=("$gate_pid")
 
 # The gateway's answer must be the upstream's, byte for byte, and a success.

@@ -632,6 +632,12 @@ impl Settings {
                 "static bearer tokens and OAuth (oauth_issuer) exclude each other",
             ));
         }
+        // With callers told apart, one caller's `tools/list` answer (which
+        // the upstream may cut to that caller) must not decide what the
+        // others may call: the catalog is the gateway's own listing.
+        gate.learn_from_answers = oauth.is_none() && wire.bearer_tokens.is_empty();
+        // A catalog learned from the upstream: calls wait until it is known.
+        gate.await_catalog = gate.learn_catalog && catalog.is_none() && server.upstream.is_some();
         Ok(Settings {
             server,
             gate,

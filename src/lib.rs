@@ -158,6 +158,13 @@
 //!
 //! With a catalog, a call of a tool it lacks is refused (`-32602` naming
 //! the tool); [`UnknownTools::Forward`] lets the upstream decide instead.
+//! Without one, a call is let through, unless
+//! [`GateConfig::await_catalog`] says a catalog is on its way (the
+//! embedder learns it): then it is refused with 503
+//! ([`Reason::CatalogUnknown`]) until [`Gate::set_catalog`] is called.
+//! Where the embedder tells callers apart and the upstream may list tools
+//! per caller, [`GateConfig::learn_from_answers`] off keeps one caller's
+//! `tools/list` answer from becoming everyone's catalog.
 //!
 //! ```
 //! use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig, UnknownTools, Verdict};

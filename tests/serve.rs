@@ -166,6 +166,11 @@ fn every_rejection_row_is_reachable_over_http_and_counted_once() {
             // They need an upstream that fails: tests/forward.rs.
             continue;
         }
+        if row.reason == Reason::CatalogUnknown {
+            // It needs an upstream that has not listed its tools yet:
+            // tests/catalog_guard.rs.
+            continue;
+        }
         if matches!(
             row.reason,
             Reason::TokenMissing

@@ -596,10 +596,75 @@ fn an_unknown_tool_is_refused_naming_it_or_forwarded_by_policy() {
         call(&forwarding, "search_order", json!({})),
         Verdict::Allow(_)
     ));
+    // A name a loose matcher reads as a tool of the catalog is checked as
+    // that tool, not forwarded unchecked.
+    for spelling in ["Search_Orders", " SEARCH_ORDERS "] {
+        let (reason, _, _) = refused(call(
+            &forwarding,
+            spelling,
+            json!({"marketplaceIds": ["A"], "region": "XX"}),
+        ));
+        assert_eq!(reason, Reason::InvalidArguments, "{spelling:?}");
+    }
+    let alike = Gate::new(GateConfig {
+        unknown_tools: Some(UnknownTools::Forward),
+        ..GateConfig::default()
+    })
+    .unwrap();
+    let tools = json!([{"name": "Drop", "inputSchema": {"type": "object"}},
+        {"name": "drop", "inputSchema": {"type": "object"}}]);
+    alike.set_catalog(
+        Catalog::from_json(&tools, CatalogSource::File, &CatalogOptions::default()).unwrap(),
+    );
+    assert!(matches!(call(&alike, "drop", json!({})), Verdict::Allow(_)));
+    // Either of two tools: not let through.
+    let (reason, _, _) = refused(call(&alike, "DROP", json!({})));
+    assert_eq!(reason, Reason::UnknownTool);
     // Without a catalog every call goes to the upstream.
     let bare = Gate::new(GateConfig::default()).unwrap();
     assert!(matches!(
         call(&bare, "anything", json!({"x": 1})),
+        Verdict::Allow(_)
+    ));
+}
+
+#[test]
+fn a_gate_awaiting_its_catalog_refuses_calls_503_until_it_is_set() {
+    let awaiting = Gate::new(GateConfig {
+        await_catalog: true,
+        ..GateConfig::default()
+    })
+    .unwrap();
+    let (reason, status, answer) = refused(call(&awaiting, "echo", json!({})));
+    assert_eq!((reason, status), (Reason::CatalogUnknown, 503));
+    assert_eq!(answer["error"]["code"], -32603);
+    assert_eq!(answer["id"], "c-1");
+    check_error(OfficialError::load(MODERN).as_ref(), &answer);
+    // Other methods are not held.
+    let list = json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta": meta()}});
+    assert!(matches!(
+        awaiting.check(
+            modern_headers(&list).as_slice(),
+            &serde_json::to_vec(&list).unwrap()
+        ),
+        Verdict::Allow(_)
+    ));
+    awaiting.set_catalog(test_catalog());
+    assert!(matches!(
+        call(&awaiting, "echo", json!({})),
+        Verdict::Allow(_)
+    ));
+    let (reason, _, _) = refused(call(&awaiting, "nope", json!({})));
+    assert_eq!(reason, Reason::UnknownTool);
+    // The operator's opt-out: forwarded unchecked until the catalog is known.
+    let forwarding = Gate::new(GateConfig {
+        await_catalog: true,
+        unknown_tools: Some(UnknownTools::Forward),
+        ..GateConfig::default()
+    })
+    .unwrap();
+    assert!(matches!(
+        call(&forwarding, "echo", json!({})),
         Verdict::Allow(_)
     ));
 }

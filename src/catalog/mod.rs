@@ -7,6 +7,7 @@
 pub mod close;
 pub mod header_params;
 pub mod keys;
+pub mod loose;
 mod register;
 pub mod subschemas;
 
@@ -59,6 +60,8 @@ pub struct Refused {
 #[derive(Default)]
 pub struct Catalog {
     tools: FxHashMap<Box<str>, Tool>,
+    /// The tools' names by [`loose::hash`].
+    loose: FxHashMap<u64, Vec<Box<str>>>,
     refused: Vec<Refused>,
     source: Option<CatalogSource>,
 }
@@ -127,6 +130,11 @@ impl Catalog {
             });
             match outcome {
                 Ok(tool) => {
+                    catalog
+                        .loose
+                        .entry(loose::hash(&tool.name))
+                        .or_default()
+                        .push(Box::from(&*tool.name));
                     catalog.tools.insert(Box::from(&*tool.name), tool);
                 }
                 Err(reason) => {
@@ -170,6 +178,21 @@ impl Catalog {
 
     pub(crate) fn get(&self, name: &str) -> Option<&Tool> {
         self.tools.get(name)
+    }
+
+    /// The tool a loose matcher would take `name` for (case aside,
+    /// whitespace around trimmed): `Ok(None)` when none, `Err(())` when
+    /// several tools are spelled alike and it could be any of them.
+    pub(crate) fn get_loose(&self, name: &str) -> Result<Option<&Tool>, ()> {
+        let Some(names) = self.loose.get(&loose::hash(name)) else {
+            return Ok(None);
+        };
+        let mut found = names.iter().filter(|known| loose::same(name, known));
+        match (found.next(), found.next()) {
+            (Some(one), None) => Ok(self.tools.get(one)),
+            (None, _) => Ok(None),
+            (Some(_), Some(_)) => Err(()),
+        }
     }
 
     /// Registered tool names, in no order.

@@ -107,7 +107,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
                 tracing::warn!(
                     target: "mcpgate::catalog",
                     reason = reason.as_str(),
-                    "the upstream's tools/list could not be read; calls are forwarded unchecked until it can"
+                    "the upstream's tools/list could not be read; tools/call is refused (503) until it can, or forwarded unchecked with unknown_tools = \"forward\""
                 );
                 first_refresh = std::time::Duration::from_secs(1);
             }

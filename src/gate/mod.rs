@@ -57,6 +57,19 @@ pub struct GateConfig {
     /// Whether `tools/list` answers passing through (and, for `serve`, the
     /// upstream's own `tools/list`) become the catalog when no file gives it.
     pub learn_catalog: bool,
+    /// Whether, with `learn_catalog`, a `tools/list` answer passing through
+    /// replaces the catalog. Off where callers are told apart (`serve`
+    /// with OAuth or bearer tokens): an upstream may list tools per
+    /// caller, and one caller's listing must not decide what another may
+    /// call; the catalog then comes only from a file or from a listing of
+    /// the gateway's own (the embedder's: [`Gate::set_catalog`]).
+    pub learn_from_answers: bool,
+    /// Whether a `tools/call` waits for a catalog: until one is set, it is
+    /// refused ([`Reason::CatalogUnknown`], 503) instead of let through
+    /// unchecked, unless `unknown_tools` is [`UnknownTools::Forward`].
+    /// `serve` sets it when it learns the catalog from its upstream; off
+    /// (the default), a gate without a catalog lets every call through.
+    pub await_catalog: bool,
     /// Pre-flight normalization of `tools/call` arguments against the
     /// tool's schema before the value gate (the envelope contract's
     /// `MCP_SCHEMA_KEY_NORMALIZATION_ENABLED`).
@@ -76,6 +89,8 @@ impl Default for GateConfig {
             unknown_tools: None,
             catalog: CatalogOptions::default(),
             learn_catalog: true,
+            learn_from_answers: true,
+            await_catalog: false,
             normalization: true,
             normalization_meta: false,
         }
@@ -321,7 +336,10 @@ impl Gate {
     /// Checks one message with this thread's scratch buffers, and asks
     /// `permit` whether the caller may call the tool a `tools/call` names
     /// (`false`: refused as [`Reason::InsufficientScope`], before its
-    /// arguments are checked).
+    /// arguments are checked, with or without a catalog). `permit` is given
+    /// the name as sent: where the upstream matches names loosely, it
+    /// should match them so too (`mcpgate serve` trims whitespace around
+    /// the name and ignores case).
     pub fn check_permitted(
         &self,
         headers: &(impl RequestHeaders + ?Sized),
@@ -428,7 +446,8 @@ impl Gate {
                 }
             }
             (Kind::Request, Some("tools/list"))
-                if message.params.and_then(|p| p.get("cursor")).is_none() =>
+                if self.config.learn_from_answers
+                    && message.params.and_then(|p| p.get("cursor")).is_none() =>
             {
                 (Some(watch::Watch::ToolsList), None)
             }
@@ -865,13 +884,17 @@ impl Gate {
     ) -> Result<Valued, Rejection> {
         let catalog = self.catalog.load();
         let name = named.and_then(|n| n.as_str()).unwrap_or_default();
-        let Some(tool) = catalog.get(name) else {
-            return self
-                .unknown_tool_phase(&catalog, name, message)
-                .map(|()| Valued::Allowed {
-                    watch: None,
-                    normalized: None,
-                });
+        let tool = match catalog.get(name) {
+            Some(tool) => tool,
+            None => match self.unknown_tool_phase(&catalog, name, message)? {
+                Some(tool) => tool,
+                None => {
+                    return Ok(Valued::Allowed {
+                        watch: None,
+                        normalized: None,
+                    });
+                }
+            },
         };
         let arguments = message.members.arguments;
         let valid = match arguments {
@@ -986,22 +1009,42 @@ impl Gate {
         (!plan.events.is_empty()).then(|| normalized::render(&plan.events))
     }
 
-    fn unknown_tool_phase(
+    /// A call of a tool the catalog lacks: refused, or let through by
+    /// policy (`Ok(None)`), or, let through, checked as the tool of the
+    /// catalog a loose matcher would take its name for (`Ok(Some)`).
+    fn unknown_tool_phase<'c>(
         &self,
-        catalog: &Catalog,
+        catalog: &'c Catalog,
         name: &str,
         message: &Classified<'_>,
-    ) -> Result<(), Rejection> {
+    ) -> Result<Option<&'c crate::catalog::Tool>, Rejection> {
         if self.config.learn_catalog && catalog.source() != Some(CatalogSource::File) {
             // The upstream may have added it since its last listing.
             self.relearn.request();
         }
-        let policy = self.config.unknown_tools.unwrap_or(match catalog.source() {
-            Some(_) => UnknownTools::Reject,
-            None => UnknownTools::Forward,
-        });
+        let policy = match (self.config.unknown_tools, catalog.source()) {
+            (Some(policy), Some(_)) => policy,
+            (None, Some(_)) => UnknownTools::Reject,
+            (Some(UnknownTools::Forward), None) => UnknownTools::Forward,
+            // A catalog is on its way: nothing yet says what this call
+            // may be, so it is not let through unchecked.
+            (_, None) if self.config.await_catalog => {
+                return Err(self.rejections.send(
+                    Reason::CatalogUnknown,
+                    Some(message),
+                    Some(CATALOG_UNKNOWN),
+                    &[],
+                ));
+            }
+            (policy, None) => policy.unwrap_or(UnknownTools::Forward),
+        };
         if policy == UnknownTools::Forward {
-            return Ok(());
+            // An upstream that matches names loosely runs `delete_order`
+            // for `Delete_Order`: such a call is checked as that tool; one
+            // that could be several of them is not let through.
+            if let Ok(tool) = catalog.get_loose(name) {
+                return Ok(tool);
+            }
         }
         let near = value::hints::nearest(name, catalog.names());
         Err(with_arena(|arena| {
@@ -1073,6 +1116,9 @@ pub(crate) fn body_too_large_message(
 ) -> bumpalo::collections::String<'_> {
     bumpalo::format!(in arena, "Invalid Request: body exceeds the limit of {} bytes", limit)
 }
+
+/// The message of a `tools/call` refused until the catalog is known.
+const CATALOG_UNKNOWN: &str = "Internal error: the tool catalog is not known yet (the upstream has not listed its tools); retry later";
 
 /// The member of a request or notification that holds its parameters.
 const PARAMS: &str = "params";

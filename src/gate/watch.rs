@@ -3,8 +3,9 @@
 //! result whose `structuredContent` fails the tool's output root is logged
 //! and counted, never altered; a complete `tools/list` answer (no cursor
 //! asked, no `nextCursor` given) becomes the catalog, unless the catalog
-//! came from a file. The relayed bytes are never touched: this reads a
-//! copy after the answer went out.
+//! came from a file or answers do not teach it (`learn_from_answers`
+//! off). The relayed bytes are never touched: this reads a copy after the
+//! answer went out.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -97,6 +98,7 @@ impl Gate {
             }
             Watch::ToolsList => {
                 if !self.config.learn_catalog
+                    || !self.config.learn_from_answers
                     || self.catalog.load().source() == Some(CatalogSource::File)
                     || result.get("nextCursor").is_some()
                 {
@@ -208,5 +210,31 @@ mod tests {
         let gate = gate_with(json!([]), CatalogSource::File);
         gate.watch_answer(&Watch::ToolsList, id.as_ref(), answer, false);
         assert!(gate.catalog().get("fresh").is_none());
+    }
+
+    #[test]
+    fn where_answers_do_not_teach_a_tools_list_is_not_watched_nor_learned() {
+        let gate = Gate::new(GateConfig {
+            learn_from_answers: false,
+            ..GateConfig::default()
+        })
+        .unwrap();
+        gate.set_catalog(
+            Catalog::from_json(
+                &json!([{"name": "kept", "inputSchema": {"type": "object"}}]),
+                CatalogSource::Upstream,
+                &CatalogOptions::default(),
+            )
+            .unwrap(),
+        );
+        let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        assert_eq!(allowed(&gate, list).0, None);
+        // Nor by an embedder who asks anyway.
+        let id = allowed(&gate, list).1;
+        let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"fresh","inputSchema":{"type":"object"}}]}}"#;
+        gate.watch_answer(&Watch::ToolsList, id.as_ref(), answer, false);
+        assert!(gate.catalog().get("kept").is_some());
+        assert!(gate.catalog().get("fresh").is_none());
+        assert_eq!(gate.watched().catalogs_learned(), 0);
     }
 }

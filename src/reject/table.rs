@@ -122,6 +122,8 @@ pub enum Reason {
     ParamHeaderMismatch,
     /// A `tools/call` of a tool the catalog lacks.
     UnknownTool,
+    /// A `tools/call` before the catalog the gate waits for is known.
+    CatalogUnknown,
     /// A `tools/call` whose arguments fail the tool's input schema:
     /// answered in the tool dialect.
     InvalidArguments,
@@ -169,7 +171,7 @@ pub struct Row {
 use DataKey as K;
 
 /// The rejection table: one row per [`Reason`], at the reason's index.
-pub const TABLE: [Row; 40] = [
+pub const TABLE: [Row; 41] = [
     row(
         Reason::MethodNotAllowed,
         Rejecter::Wire,
@@ -444,6 +446,16 @@ pub const TABLE: [Row; 40] = [
         "unknown_tool",
         400,
         Condition::InvalidParams,
+        &[],
+    ),
+    // Nothing yet says what the call may be: a passing condition (the
+    // server adds `Retry-After`), not the caller's fault.
+    row(
+        Reason::CatalogUnknown,
+        Rejecter::Value,
+        "catalog_unknown",
+        503,
+        Condition::InternalError,
         &[],
     ),
     Row {

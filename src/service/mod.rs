@@ -207,6 +207,12 @@ impl McpService {
             Reason::UnsupportedContentEncoding => response
                 .headers
                 .push(("Accept-Encoding", "identity".to_owned())),
+            // The learner asks the upstream again within this (a refused
+            // call wakes it; never twice within its shortest refresh).
+            Reason::CatalogUnknown => response.headers.push((
+                "Retry-After",
+                crate::upstream::learn::MIN_REFRESH.as_secs().to_string(),
+            )),
             reason => {
                 if let Some(challenge) = self
                     .wire

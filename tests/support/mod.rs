@@ -433,6 +433,12 @@ fn message_for(reason: Reason) -> Scenario {
             let (h, b) = modern(&message);
             (h, b, json!(23))
         }
+        // Asked of a gate that awaits its catalog and has none yet.
+        Reason::CatalogUnknown => {
+            let message = tools_call(json!(24), "echo", json!({}));
+            let (h, b) = modern(&message);
+            (h, b, json!(24))
+        }
         other => unreachable!("{other:?} has no gate scenario"),
     }
 }

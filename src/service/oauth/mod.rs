@@ -6,6 +6,7 @@
 pub mod keys;
 pub mod listing;
 pub mod tokens;
+pub mod tool_scopes;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use crate::reject::Reason;
 use crate::service::wire::bearer_token;
 use keys::{JwksSource, KeySet, Refresher};
 use tokens::{Grant, Verifier};
+use tool_scopes::ToolScopes;
 
 /// The metadata document's path; the endpoint's own is this followed by
 /// the endpoint's path (RFC 9728 §3.1).
@@ -64,6 +66,8 @@ pub struct OAuth {
     /// forwarded request.
     subject_header: Option<Arc<str>>,
     scopes_header: Option<Arc<str>>,
+    /// `oauth_tool_scopes`, found under every spelling of a tool's name.
+    tool_scopes: ToolScopes,
 }
 
 impl std::fmt::Debug for OAuth {
@@ -114,6 +118,7 @@ impl OAuth {
             challenge_missing,
             subject_header: config.subject_header.as_deref().map(Arc::from),
             scopes_header: config.scopes_header.as_deref().map(Arc::from),
+            tool_scopes: ToolScopes::new(&config.tool_scopes),
             keys,
             refresher,
             config,
@@ -144,22 +149,19 @@ impl OAuth {
     }
 
     /// The scopes a `tools/call` of `tool` needs that `grant` lacks
-    /// (`None`: it may call it).
+    /// (`None`: it may call it). `tool` is read as a loose matcher reads
+    /// it (case aside, whitespace around trimmed): a call of
+    /// `Delete_Order` is checked as `delete_order`.
     pub fn tool_denied(&self, grant: &Grant, tool: &str) -> Option<&[String]> {
-        self.config
-            .tool_scopes
-            .get(tool)
+        self.tool_scopes
+            .needed(tool)
             .filter(|needed| !grant.has_all(needed))
-            .map(Vec::as_slice)
     }
 
     /// Whether `grant` lacks the scopes of a tool: its `tools/list`
     /// answers are cut down to what it may call.
     pub fn lists_fewer_tools(&self, grant: &Grant) -> bool {
-        self.config
-            .tool_scopes
-            .values()
-            .any(|needed| !grant.has_all(needed))
+        self.tool_scopes.all().any(|needed| !grant.has_all(needed))
     }
 
     /// The `WWW-Authenticate` of a refusal of `reason` (`scopes`: what an
