@@ -156,10 +156,10 @@ pub struct Forward<P> {
     /// Hold a 200 answer whole (up to the body limit) and send what
     /// [`Service::rewrite_answer`] makes of it.
     pub rewrite: bool,
-    /// A 200 event stream (a 2025 lane's GET stream): hand each response
-    /// event's data to [`Service::rewrite_answer`] and relay what it makes
-    /// of it; an event it refuses, one longer than the body limit, and one
-    /// the stream does not end are left out.
+    /// A 200 event stream (a 2025 lane's GET stream): hand each event's
+    /// data to [`Service::rewrite_answer`] and relay what it makes of it; an event it refuses, one longer than the body limit, and one
+    /// the stream does not end are left out. A 200 answer that is not an
+    /// event stream is held and rewritten whole, as with `rewrite`.
     pub rewrite_events: bool,
     /// What the service needs later to answer a failure or watch the answer.
     pub pending: P,

@@ -6,10 +6,17 @@
 //!
 //! A stream of many responses (a 2025 lane's GET stream, which replays a
 //! resumed request's answers) is edited response after response instead
-//! ([`EventEditor::every_response`]): there a response is only relayed as
-//! the service made it; one it refuses, any event longer than the limit,
-//! and an event the stream does not end are left out, the events around
-//! them relayed.
+//! ([`EventEditor::every_response`]): there every event that carries data
+//! is handed to the service, whatever the data looks like (a batch, or
+//! something that is no JSON at all, is the service's to read or refuse),
+//! and is only relayed as the service made it; one it refuses, any event
+//! longer than the limit, and an event the stream does not end are left
+//! out, the events around them relayed.
+//!
+//! The one response event is also the first whose data is a batch (an
+//! array): the service cannot add to it, and counts that. A byte order
+//! mark opening the stream is dropped, as an event stream reader drops it:
+//! otherwise the first event's data would be read here as another field.
 
 use crate::parse::span::value_at;
 
@@ -33,7 +40,11 @@ pub(super) struct EventEditor {
     every: bool,
     /// An event over the limit is being left out, up to its end.
     skipping: bool,
+    /// The stream's first bytes were looked at for a byte order mark.
+    started: bool,
 }
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl EventEditor {
     pub(super) fn new(limit: usize) -> EventEditor {
@@ -43,6 +54,7 @@ impl EventEditor {
             limit,
             every: false,
             skipping: false,
+            started: false,
         }
     }
 
@@ -69,6 +81,16 @@ impl EventEditor {
             return;
         }
         self.held.extend_from_slice(piece);
+        if !self.started {
+            if self.held.len() < BOM.len() && BOM.starts_with(&self.held) {
+                // Not yet known to be one.
+                return;
+            }
+            self.started = true;
+            if self.held.starts_with(BOM) {
+                self.held.drain(..BOM.len());
+            }
+        }
         while let Some(end) = event_end(&self.held) {
             let rest = self.held.split_off(end);
             let event = std::mem::replace(&mut self.held, rest);
@@ -82,9 +104,14 @@ impl EventEditor {
                 continue;
             }
             let data = event_data(&event);
-            let is_response = value_at(&data, &["result"])
-                .or_else(|| value_at(&data, &["error"]))
-                .is_some();
+            let is_response = if self.every {
+                lines(&event).any(|line| data_line(line).is_some())
+            } else {
+                data.trim_ascii_start().starts_with(b"[")
+                    || value_at(&data, &["result"])
+                        .or_else(|| value_at(&data, &["error"]))
+                        .is_some()
+            };
             if !is_response {
                 out.extend_from_slice(&event);
                 continue;
@@ -233,13 +260,15 @@ mod tests {
         assert_eq!(seen, [Some(b"{\"id\":1,\n\"result\":{}}".to_vec())]);
     }
 
-    /// Every response edited: `secret` ones dropped, the others marked.
+    /// Every event with data handed over: `secret` ones dropped, requests
+    /// and notifications as they came, the others marked.
     fn run_every(pieces: &[&[u8]], limit: usize) -> (Vec<u8>, usize) {
         let mut seen = 0;
         let out = relay(EventEditor::every_response(limit), pieces, |data| {
             seen += 1;
-            match data {
-                Some(data) if String::from_utf8_lossy(data).contains("secret") => Edit::Dropped,
+            match data.map(String::from_utf8_lossy) {
+                Some(data) if data.contains("secret") => Edit::Dropped,
+                Some(data) if data.contains("method") => Edit::Unchanged,
                 Some(_) => Edit::Edited(b"{\"result\":{\"edited\":true}}".to_vec()),
                 None => Edit::Dropped,
             }
@@ -249,10 +278,46 @@ mod tests {
 
     #[test]
     fn on_a_stream_of_answers_every_response_is_edited_whatever_the_pieces() {
-        let stream: &[u8] = b"data: {\"method\":\"ping\"}\n\nid: 1\ndata: {\"id\":1,\"result\":{}}\n\ndata: {\"id\":2,\"result\":\"secret\"}\r\n\r\ndata: {\"id\":3,\"error\":{}}\n\ndata: {\"method\":\"after\"}\n\n";
-        let expected: &[u8] = b"data: {\"method\":\"ping\"}\n\nid: 1\ndata: {\"result\":{\"edited\":true}}\n\ndata: {\"result\":{\"edited\":true}}\n\ndata: {\"method\":\"after\"}\n\n";
+        let stream: &[u8] = b"data: {\"method\":\"ping\"}\n\nid: 1\ndata: {\"id\":1,\"result\":{}}\n\ndata: {\"id\":2,\"result\":\"secret\"}\r\n\r\ndata: {\"id\":3,\"error\":{}}\n\n: comment\nretry: 5\n\ndata: {\"method\":\"after\"}\n\n";
+        let expected: &[u8] = b"data: {\"method\":\"ping\"}\n\nid: 1\ndata: {\"result\":{\"edited\":true}}\n\ndata: {\"result\":{\"edited\":true}}\n\n: comment\nretry: 5\n\ndata: {\"method\":\"after\"}\n\n";
         assert_relays(|pieces| run_every(pieces, 1 << 20).0, stream, expected);
-        assert_eq!(run_every(&[stream], 1 << 20).1, 3);
+        // Every event with data, responses or not; the comment is not one.
+        assert_eq!(run_every(&[stream], 1 << 20).1, 5);
+    }
+
+    #[test]
+    fn on_a_stream_of_answers_a_batch_or_what_is_no_json_is_handed_over_too() {
+        let stream: &[u8] = b"\xEF\xBB\xBFdata: [{\"id\":1,\"result\":{\"tools\":[\"secret\"]}}]\n\ndata: [\n\ndata:\"secret\"\n\ndata: {\"method\":\"after\"}\n\n";
+        let mut seen = Vec::new();
+        let run = |pieces: &[&[u8]], seen: &mut Vec<Vec<u8>>| {
+            relay(EventEditor::every_response(1 << 20), pieces, |data| {
+                let data = data.unwrap_or_default().to_vec();
+                let verdict = if data.starts_with(b"{") {
+                    Edit::Unchanged
+                } else {
+                    Edit::Dropped
+                };
+                seen.push(data);
+                verdict
+            })
+        };
+        assert_relays(
+            |pieces| run(pieces, &mut Vec::new()),
+            stream,
+            b"data: {\"method\":\"after\"}\n\n",
+        );
+        run(&[stream], &mut seen);
+        assert_eq!(seen.len(), 4);
+        assert!(seen[0].starts_with(b"[{"));
+    }
+
+    #[test]
+    fn a_batch_is_the_response_event_the_service_is_handed() {
+        let stream: &[u8] =
+            b"data: {\"method\":\"ping\"}\n\ndata: [{\"id\":1,\"result\":{}}]\n\ndata: {\"id\":1,\"result\":{}}\n\n";
+        let (out, seen) = run(&[stream], 1 << 20);
+        assert_eq!(seen, [Some(b"[{\"id\":1,\"result\":{}}]".to_vec())]);
+        assert!(String::from_utf8_lossy(&out).ends_with("data: {\"id\":1,\"result\":{}}\n\n"));
     }
 
     #[test]

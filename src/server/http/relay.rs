@@ -51,7 +51,10 @@ impl<S: Service> Conn<'_, S> {
             }
             Some(Ok(exchanged)) => exchanged,
         };
-        if forward.rewrite && head.status == 200 {
+        // A stream to rewrite event by event that is no event stream is
+        // held whole and rewritten as one answer: never relayed as it came.
+        let whole = forward.rewrite || (forward.rewrite_events && !head.event_stream);
+        if whole && head.status == 200 {
             return self.relay_rewritten(forward, upstream, head, meta).await;
         }
 
