@@ -17,6 +17,11 @@
 //! array): the service cannot add to it, and counts that. A byte order
 //! mark opening the stream is dropped, as an event stream reader drops it:
 //! otherwise the first event's data would be read here as another field.
+//! On a stream of answers every event relayed is written anew from what
+//! was read of it, with only the lines a reader takes in (comments and the
+//! fields `event`, `id`, `retry`, `data`): a line split at a lone CR, or a
+//! field a lax reader might take for data, cannot carry what was not
+//! filtered.
 
 use crate::parse::span::value_at;
 
@@ -112,12 +117,19 @@ impl EventEditor {
                         .or_else(|| value_at(&data, &["error"]))
                         .is_some()
             };
+            // On a stream of answers, what is relayed is written anew from
+            // what was read here: a reader reads nothing else.
             if !is_response {
-                out.extend_from_slice(&event);
+                if self.every {
+                    write_event(out, &event, None, true);
+                } else {
+                    out.extend_from_slice(&event);
+                }
                 continue;
             }
             match edit(Some(&data)) {
-                Edit::Edited(edited) => write_edited(out, &event, &edited),
+                Edit::Edited(edited) => write_event(out, &event, Some(&edited), self.every),
+                Edit::Unchanged if self.every => write_event(out, &event, Some(&data), true),
                 Edit::Unchanged => out.extend_from_slice(&event),
                 Edit::Dropped => {}
             }
@@ -169,16 +181,30 @@ fn event_end(held: &[u8]) -> Option<usize> {
     }
 }
 
+/// The event's lines as a reader splits them (at CRLF, LF or a lone CR),
+/// blank ones left out.
 fn lines(event: &[u8]) -> impl Iterator<Item = &[u8]> {
     event
         .split(|&b| b == b'\n')
-        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+        .flat_map(|line| line.split(|&b| b == b'\r'))
         .filter(|line| !line.is_empty())
 }
 
 fn data_line(line: &[u8]) -> Option<&[u8]> {
+    if line == b"data" {
+        // A field without a colon has an empty value.
+        return Some(b"");
+    }
     let data = line.strip_prefix(b"data:")?;
     Some(data.strip_prefix(b" ").unwrap_or(data))
+}
+
+/// A line a reader takes in: a comment, or a field it knows. Any other
+/// is ignored by a reader that keeps to the format, and might be taken
+/// for data by one that does not.
+fn read_by_a_reader(line: &[u8]) -> bool {
+    let name = line.split(|&b| b == b':').next().unwrap_or_default();
+    matches!(name, b"" | b"event" | b"id" | b"retry" | b"data")
 }
 
 /// The event's `data` lines joined with `\n`.
@@ -193,24 +219,31 @@ fn event_data(event: &[u8]) -> Vec<u8> {
     data
 }
 
-/// The event with its data replaced by `edited`, its other fields as they
-/// came.
-fn write_edited(out: &mut Vec<u8>, event: &[u8], edited: &[u8]) {
+/// The event written anew from its lines: its data replaced by `data`
+/// (none: an event without data), other lines as they came; with
+/// `only_read`, only the lines a reader takes in. Nothing when no line is
+/// left.
+fn write_event(out: &mut Vec<u8>, event: &[u8], data: Option<&[u8]>, only_read: bool) {
+    let start = out.len();
     let mut written = false;
     for line in lines(event) {
         if data_line(line).is_none() {
-            out.extend_from_slice(line);
-            out.push(b'\n');
-        } else if !written {
+            if !only_read || read_by_a_reader(line) {
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
+        } else if !written && let Some(data) = data {
             written = true;
-            for data in edited.split(|&b| b == b'\n') {
+            for data in data.split(|&b| b == b'\n') {
                 out.extend_from_slice(b"data: ");
                 out.extend_from_slice(data.strip_suffix(b"\r").unwrap_or(data));
                 out.push(b'\n');
             }
         }
     }
-    out.push(b'\n');
+    if out.len() > start {
+        out.push(b'\n');
+    }
 }
 
 #[cfg(test)]
@@ -309,6 +342,15 @@ mod tests {
         run(&[stream], &mut seen);
         assert_eq!(seen.len(), 4);
         assert!(seen[0].starts_with(b"[{"));
+    }
+
+    #[test]
+    fn on_a_stream_of_answers_only_what_a_reader_reads_is_relayed() {
+        // A lone CR ends a line: `data` is the event's second field. A
+        // field no reader knows is left out, comments and known fields kept.
+        let stream: &[u8] = b"id: 1\rdata: {\"id\":1,\"result\":\"secret\"}\n\nx-data: secret\n: keep\nretry: 5\n\nx-only: secret\n\n";
+        let expected: &[u8] = b": keep\nretry: 5\n\n";
+        assert_relays(|pieces| run_every(pieces, 1 << 20).0, stream, expected);
     }
 
     #[test]

@@ -34,36 +34,45 @@ pub fn filter_tools(
     };
     let mut out = Vec::with_capacity(body.len());
     // Events are separated by a blank line; a `data` field may span lines.
+    // Each event is written anew from what was read of it: its data
+    // filtered, a line per data line, and only the other lines a reader
+    // takes in (comments, `event`, `id`, `retry`): a field a lax reader
+    // might take for data is not relayed.
     for event in text.split_inclusive("\n\n") {
-        let mut data = String::new();
+        let mut data: Option<String> = None;
         let mut other = String::new();
         for line in event.lines() {
-            match line.strip_prefix("data:") {
-                Some(rest) => {
-                    if !data.is_empty() {
-                        data.push('\n');
-                    }
-                    data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+            let (name, value) = line.split_once(':').unwrap_or((line, ""));
+            match name {
+                "data" => {
+                    let data = match &mut data {
+                        Some(data) => {
+                            data.push('\n');
+                            data
+                        }
+                        None => data.insert(String::new()),
+                    };
+                    data.push_str(value.strip_prefix(' ').unwrap_or(value));
                 }
-                None if !line.is_empty() => {
+                "" if line.is_empty() => {}
+                "" | "event" | "id" | "retry" => {
                     other.push_str(line);
                     other.push('\n');
                 }
-                None => {}
+                _ => {}
             }
         }
-        if data.is_empty() {
-            out.extend_from_slice(event.as_bytes());
+        out.extend_from_slice(other.as_bytes());
+        if let Some(data) = data {
+            for line in filter_message(data.as_bytes(), permitted)?.split(|&b| b == b'\n') {
+                out.extend_from_slice(b"data: ");
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
+        } else if other.is_empty() {
             continue;
         }
-        out.extend_from_slice(other.as_bytes());
-        out.extend_from_slice(b"data: ");
-        out.extend_from_slice(&filter_message(data.as_bytes(), permitted)?);
-        out.extend_from_slice(if event.ends_with("\n\n") {
-            b"\n\n"
-        } else {
-            b"\n"
-        });
+        out.extend_from_slice(if event.ends_with("\n\n") { b"\n" } else { b"" });
     }
     Some(out)
 }
@@ -264,5 +273,14 @@ mod tests {
         let out =
             String::from_utf8(filter_tools(bom.as_bytes(), true, &only_public).unwrap()).unwrap();
         assert_eq!(out, "data: {\"id\":2,\"result\":{\"tools\":[]}}\n\n");
+        // Only what a reader reads is relayed; data over lines stays so.
+        let fields = "x-data: {\"name\":\"secret\"}\n: keep\nevent: e\ndata: {\"id\":1,\n\
+                      data: \"result\":{}}\n\nx-only: secret\n\n";
+        let out = String::from_utf8(filter_tools(fields.as_bytes(), true, &only_public).unwrap())
+            .unwrap();
+        assert_eq!(
+            out,
+            ": keep\nevent: e\ndata: {\"id\":1,\ndata: \"result\":{}}\n\n"
+        );
     }
 }
