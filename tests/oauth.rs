@@ -861,6 +861,87 @@ fn a_listing_the_filter_cannot_read_is_never_relayed() {
     assert_eq!(names(&answer.json()[0]["result"]), twelve_open());
 }
 
+/// A whole HTTP answer with `status_line`, `content_type` and `body`.
+fn answer_with(status_line: &str, content_type: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status_line}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_listing_answered_with_any_status_is_filtered_or_withheld() {
+    let signer = ec_signer("ec-1");
+    let token = signer.sign(&claims(json!({"scope": "mcp"})));
+    let listed = thirteen_listed(5);
+    let error =
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
+    // (the upstream's answer to a `tools/list` and to a GET, the status the
+    // caller gets, its body)
+    let cases: Vec<(Vec<u8>, Vec<u8>, u16, Option<&str>)> = vec![
+        // Another success: a client reads it; filtered.
+        (
+            answer_with(
+                "203 Non-Authoritative Information",
+                "application/json",
+                &listed,
+            ),
+            answer_with(
+                "203 Non-Authoritative Information",
+                "application/json",
+                &listed,
+            ),
+            203,
+            None,
+        ),
+        // An error whose body cannot be read: the status alone.
+        (
+            answer_with(
+                "500 Internal Server Error",
+                "text/plain",
+                &format!("failed: {listed}"),
+            ),
+            answer_with(
+                "405 Method Not Allowed",
+                "text/plain",
+                &format!("no: {listed}"),
+            ),
+            0,
+            Some(""),
+        ),
+        // An error the filter reads, and an empty success: as they came.
+        (
+            answer_with("404 Not Found", "application/json", error),
+            answer_with("404 Not Found", "application/json", error),
+            404,
+            Some(error),
+        ),
+        (
+            answer_with("202 Accepted", "application/json", ""),
+            answer_with("202 Accepted", "application/json", ""),
+            202,
+            Some(""),
+        ),
+    ];
+    for (listing, stream, status, body) in cases {
+        let upstream = Upstream::answering(listing, stream);
+        let server = gateway(&upstream, &[&signer], &[]);
+        for answer in [list(&server, &token), stream_2025_03_26(&server, &token)] {
+            assert_nothing_of_the_scoped_tool(&answer.body);
+            if status != 0 {
+                assert_eq!(answer.status, status);
+            } else {
+                assert!(matches!(answer.status, 500 | 405), "{}", answer.status);
+            }
+            match body {
+                Some(body) => assert_eq!(String::from_utf8_lossy(&answer.body), body),
+                None => assert_eq!(names(&answer.json()["result"]), twelve_open()),
+            }
+        }
+    }
+}
+
 #[test]
 fn scopes_required_for_every_request_are_403_when_missing() {
     let upstream = Upstream::start();
