@@ -830,12 +830,12 @@ fn a_listing_the_filter_cannot_read_is_never_relayed() {
         assert_eq!(server.metric(&bad_answers()), 1, "{body}");
     }
     // A GET stream: the unreadable events are left out, the rest relayed.
+    let twice = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"tools\":{}}},\"result\":{{}}}}",
+        json!(thirteen_tools())
+    );
     let events = format!(
-        "data: [{listed}\n\ndata: {inner}\n\ndata: {}\n\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}}\n\n",
-        format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"tools\":{}}},\"result\":{{}}}}",
-            json!(thirteen_tools())
-        ),
+        "data: [{listed}\n\ndata: {inner}\n\ndata: {twice}\n\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}}\n\n",
     );
     let upstream = Upstream::answering(
         Vec::new(),
@@ -877,9 +877,10 @@ fn a_listing_answered_with_any_status_is_filtered_or_withheld() {
     let listed = thirteen_listed(5);
     let error =
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
-    // (the upstream's answer to a `tools/list` and to a GET, the status the
-    // caller gets, its body)
-    let cases: Vec<(Vec<u8>, Vec<u8>, u16, Option<&str>)> = vec![
+    // The upstream's answer to a `tools/list` and to a GET, the status the
+    // caller gets (0: the upstream's), its body (`None`: the twelve tools).
+    type Case<'a> = (Vec<u8>, Vec<u8>, u16, Option<&'a str>);
+    let cases: Vec<Case> = vec![
         // Another success: a client reads it; filtered.
         (
             answer_with(
