@@ -1477,6 +1477,42 @@ fn an_answer_over_the_body_limit_is_relayed_as_it_came_and_counted() {
     wait_for_metric(&server, "mcpgate_answers_unedited_total", 1);
 }
 
+/// Adding to an answer is no filter: one the gateway cannot add to (a
+/// batch, as a JSON body or as an event's data) is relayed as it came and
+/// counted, the event stream's other events as they came.
+#[test]
+fn a_batch_answer_the_gateway_cannot_add_to_is_relayed_as_it_came_and_counted() {
+    let result = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        "serverInfo": {"name": "batch", "version": "1"}});
+    let batch = json!([{"jsonrpc": "2.0", "id": 1, "result": result}]).to_string();
+    let json_body = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{batch}",
+        batch.len()
+    );
+    let events = format!(
+        "event: message\ndata: {batch}\n\ndata: {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{result}}}\n\n"
+    );
+    let event_body = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{events}\r\n0\r\n\r\n",
+        events.len()
+    );
+    let answers = [json_body, event_body];
+    let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let upstream = Upstream::start(Arc::new(move |_, stream| {
+        let n = sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        stream.write_all(answers[n.min(1)].as_bytes()).is_ok()
+    }));
+    // A catalog file: the gateway does not ask the upstream for a listing.
+    let catalog = ListOrders::new("batch");
+    let server = gateway(&upstream.url(), &["--catalog", catalog.arg()]);
+    let answer = initialize(&server);
+    assert_eq!(answer.body, batch.as_bytes());
+    wait_for_metric(&server, "mcpgate_answers_unedited_total", 1);
+    let answer = initialize(&server);
+    assert_eq!(answer.body, events.as_bytes());
+    wait_for_metric(&server, "mcpgate_answers_unedited_total", 2);
+}
+
 /// A 2025-11-25 `initialize` through `server`; the answer, a 200.
 fn initialize(server: &Server) -> Answer {
     let message = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",

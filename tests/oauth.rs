@@ -40,9 +40,25 @@ impl Upstream {
         Upstream::listing(LISTING.to_owned())
     }
 
-    /// An upstream answering a `tools/list` with `listing`.
+    /// An upstream answering a `tools/list` with `listing`, and a GET
+    /// with a stream replaying it.
     fn listing(listing: String) -> Upstream {
-        let listing: Arc<[u8]> = listing.into_bytes().into();
+        // A 2025 lane's GET stream, resumed: a notification, then the
+        // replayed `tools/list` answer, with the length the upstream knew.
+        let events = format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}}\n\nid: 7\ndata: {listing}\n\n"
+        );
+        Upstream::answering(
+            exact_answer("application/json", listing.as_bytes()),
+            exact_answer("text/event-stream", events.as_bytes()),
+        )
+    }
+
+    /// An upstream answering a `tools/list` with the bytes `listing` (a
+    /// whole HTTP answer), a GET with the bytes `stream`, anything else
+    /// with a result.
+    fn answering(listing: Vec<u8>, stream: Vec<u8>) -> Upstream {
+        let replies = Arc::new(Replies { listing, stream });
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -50,8 +66,8 @@ impl Upstream {
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                let (seen, listing) = (seen.clone(), listing.clone());
-                thread::spawn(move || serve_upstream(stream, &seen, &listing));
+                let (seen, replies) = (seen.clone(), replies.clone());
+                thread::spawn(move || serve_upstream(stream, &seen, &replies));
             }
         });
         Upstream { addr, received }
@@ -93,41 +109,40 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(Headers, Vec<u8>)>
     Some((headers, body))
 }
 
-fn serve_upstream(stream: TcpStream, seen: &Mutex<Vec<Headers>>, listing: &[u8]) {
+/// What an [`Upstream`] answers, each a whole HTTP answer.
+struct Replies {
+    listing: Vec<u8>,
+    stream: Vec<u8>,
+}
+
+/// A 200 answer of `content_type` holding `body`, with its length.
+fn exact_answer(content_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut answer = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    answer.extend_from_slice(body);
+    answer
+}
+
+fn serve_upstream(stream: TcpStream, seen: &Mutex<Vec<Headers>>, replies: &Replies) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut stream = stream;
     while let Some((headers, request)) = read_request(&mut reader) {
         seen.lock().unwrap().push(headers);
-        if request.is_empty() {
-            // A 2025 lane's GET stream (the test's only bodiless request),
-            // resumed: a notification, then the replayed `tools/list`
-            // answer, with the length the upstream knew.
-            let events = format!(
-                "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}}\n\nid: 7\ndata: {}\n\n",
-                String::from_utf8_lossy(listing)
-            );
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n",
-                events.len()
-            );
-            if stream.write_all(head.as_bytes()).is_err()
-                || stream.write_all(events.as_bytes()).is_err()
-            {
-                return;
-            }
-            continue;
-        }
-        let listing_asked = String::from_utf8_lossy(&request).contains("tools/list");
-        let body: &[u8] = if listing_asked {
-            listing
+        let answer = if request.is_empty() {
+            // A GET stream: the test's only bodiless request.
+            replies.stream.clone()
+        } else if String::from_utf8_lossy(&request).contains("tools/list") {
+            replies.listing.clone()
         } else {
-            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#
+            exact_answer(
+                "application/json",
+                br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#,
+            )
         };
-        let head = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        if stream.write_all(head.as_bytes()).is_err() || stream.write_all(body).is_err() {
+        if stream.write_all(&answer).is_err() {
             return;
         }
     }
@@ -605,6 +620,329 @@ fn a_listing_too_large_to_filter_is_502_never_sent_unfiltered() {
     );
 }
 
+/// Thirteen tools: `echo`, which needs `tools:echo`, with a description
+/// and a schema of its own, and twelve any caller may call.
+fn thirteen_tools() -> Vec<Value> {
+    let mut tools = vec![json!({
+        "name": "echo",
+        "description": "SCOPED-DESCRIPTION",
+        "inputSchema": {"type": "object", "properties": {"scoped_field": {"type": "string"}}},
+    })];
+    tools.extend(
+        (1..=12)
+            .map(|n| json!({"name": format!("open_{n:02}"), "inputSchema": {"type": "object"}})),
+    );
+    tools
+}
+
+/// A `tools/list` answer with the thirteen tools, as one line of JSON.
+fn thirteen_listed(id: i64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"tools": thirteen_tools()}}).to_string()
+}
+
+/// Nothing of `echo` (its name, description or schema) is in `bytes`.
+#[track_caller]
+fn assert_nothing_of_the_scoped_tool(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for mark in ["\"echo\"", "SCOPED-DESCRIPTION", "scoped_field"] {
+        assert!(!text.contains(mark), "{mark} reached the caller: {text}");
+    }
+}
+
+/// The names of the tools of a result.
+fn names(result: &Value) -> Vec<String> {
+    result["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {result}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn twelve_open() -> Vec<String> {
+    (1..=12).map(|n| format!("open_{n:02}")).collect()
+}
+
+/// A 2025-03-26 GET stream (no `MCP-Protocol-Version`) opened with
+/// `token`.
+fn stream_2025_03_26(server: &Server, token: &str) -> Answer {
+    server.send(
+        format!(
+            "GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nMcp-Session-Id: s-1\r\n\
+             Last-Event-ID: 6\r\n{}\r\n",
+            bearer(token)
+        )
+        .as_bytes(),
+    )
+}
+
+/// The `data` of each event of an event stream, read as JSON.
+fn event_data(body: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(body)
+        .split("\n\n")
+        .filter_map(|event| event.lines().find_map(|line| line.strip_prefix("data: ")))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+fn bad_answers() -> String {
+    "mcpgate_rejections_total{rejecter=\"forward\",reason=\"upstream_bad_answer\",status=\"502\"}"
+        .to_owned()
+}
+
+#[test]
+fn a_batch_listing_as_a_json_body_is_filtered_element_by_element() {
+    let batch = format!("[{},{}]", thirteen_listed(5), thirteen_listed(6));
+    let upstream = Upstream::answering(
+        exact_answer("application/json", batch.as_bytes()),
+        Vec::new(),
+    );
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &[]);
+    let token = signer.sign(&claims(json!({"scope": "mcp"})));
+    let answer = list(&server, &token);
+    assert_eq!(answer.status, 200);
+    assert_nothing_of_the_scoped_tool(&answer.body);
+    let body = answer.json();
+    assert_eq!(body.as_array().unwrap().len(), 2, "{body}");
+    for element in body.as_array().unwrap() {
+        assert_eq!(names(&element["result"]), twelve_open());
+    }
+    // A caller granted `tools:echo` gets all thirteen, as they came.
+    let full = signer.sign(&claims(json!({"scope": "mcp tools:echo"})));
+    assert_eq!(list(&server, &full).body, batch.as_bytes());
+}
+
+#[test]
+fn a_batch_listing_as_an_event_stream_is_filtered_element_by_element() {
+    // A byte order mark opens the stream (a reader drops it); another
+    // opens the second event (a reader takes `\u{feff}data` for a field it
+    // does not know, and ignores it).
+    let events = format!(
+        "\u{feff}event: message\nid: 1\ndata: [{}]\n\n\u{feff}data: {}\n\n",
+        thirteen_listed(5),
+        thirteen_listed(6)
+    );
+    let upstream = Upstream::answering(
+        exact_answer("text/event-stream", events.as_bytes()),
+        Vec::new(),
+    );
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &[]);
+    let token = signer.sign(&claims(json!({"scope": "mcp"})));
+    let answer = list(&server, &token);
+    assert_eq!(answer.status, 200);
+    assert_nothing_of_the_scoped_tool(&answer.body);
+    let text = String::from_utf8_lossy(&answer.body);
+    assert!(
+        text.starts_with("event: message\nid: 1\ndata: [{"),
+        "{text}"
+    );
+    let data = event_data(&answer.body);
+    assert_eq!(data.len(), 1, "{text}");
+    assert_eq!(names(&data[0][0]["result"]), twelve_open());
+}
+
+#[test]
+fn a_batch_listing_on_a_2025_03_26_get_stream_is_filtered_element_by_element() {
+    // A batch after the byte order mark opening the stream; an event a
+    // reader ignores (a field it does not know, `\u{feff}data`); one whose
+    // lines end in a lone CR; one with a field a lax reader might take for
+    // data.
+    let notification = r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
+    let events = format!(
+        "\u{feff}id: 7\ndata: [{},{notification}]\n\n\u{feff}data: {}\n\n\
+         id: 8\rdata: {}\n\nx-data: {}\ndata: {notification}\n\n",
+        thirteen_listed(5),
+        thirteen_listed(6),
+        thirteen_listed(7),
+        thirteen_listed(8),
+    );
+    let upstream = Upstream::answering(
+        Vec::new(),
+        exact_answer("text/event-stream", events.as_bytes()),
+    );
+    let signer = ec_signer("ec-1");
+    let server = gateway(&upstream, &[&signer], &[]);
+    let token = signer.sign(&claims(json!({"scope": "mcp"})));
+    let answer = stream_2025_03_26(&server, &token);
+    assert_eq!(answer.status, 200);
+    assert_nothing_of_the_scoped_tool(&answer.body);
+    let data = event_data(&answer.body);
+    assert_eq!(data.len(), 3, "{}", String::from_utf8_lossy(&answer.body));
+    assert_eq!(names(&data[0][0]["result"]), twelve_open());
+    assert_eq!(data[0][1]["method"], "notifications/progress");
+    assert_eq!(names(&data[1]["result"]), twelve_open());
+    assert_eq!(data[1]["id"], 7);
+    assert_eq!(data[2]["method"], "notifications/progress");
+    let text = String::from_utf8_lossy(&answer.body);
+    assert!(
+        text.starts_with("id: 7\n") && text.contains("id: 8\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_listing_the_filter_cannot_read_is_never_relayed() {
+    let signer = ec_signer("ec-1");
+    let token = signer.sign(&claims(json!({"scope": "mcp"})));
+    let listed = thirteen_listed(5);
+    let inner = serde_json::to_string(&listed).unwrap();
+    // Whole answers: refused with 502, counted.
+    for (content_type, body) in [
+        // Not JSON.
+        ("application/json", format!("[{listed},")),
+        // A batch element that is no message.
+        ("application/json", format!("[{listed},[{listed}]]")),
+        // `result` twice: the caller's parser might read the first.
+        (
+            "application/json",
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"tools\":{}}},\"result\":{{\"tools\":[]}}}}",
+                json!(thirteen_tools())
+            ),
+        ),
+        // `tools` that is not a list.
+        (
+            "application/json",
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"tools\":{{\"echo\":{}}}}}}}",
+                json!(thirteen_tools()[0])
+            ),
+        ),
+        // A listing inside a string: not a message.
+        ("application/json", inner.clone()),
+        // An event whose data is no JSON.
+        ("text/event-stream", format!("data: [{listed}\n\n")),
+        // No event stream at all, though the upstream says it is one.
+        (
+            "text/event-stream",
+            format!("{{\"x\":1}}\n\ndata: {inner}\n\n"),
+        ),
+    ] {
+        let upstream = Upstream::answering(exact_answer(content_type, body.as_bytes()), Vec::new());
+        let server = gateway(&upstream, &[&signer], &[]);
+        let answer = list(&server, &token);
+        assert_eq!(answer.status, 502, "{body}");
+        assert_eq!(answer.json()["error"]["code"], json!(-32603));
+        assert_eq!(answer.json()["id"], json!(5));
+        assert_nothing_of_the_scoped_tool(&answer.body);
+        assert_eq!(server.metric(&bad_answers()), 1, "{body}");
+    }
+    // A GET stream: the unreadable events are left out, the rest relayed.
+    let twice = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"tools\":{}}},\"result\":{{}}}}",
+        json!(thirteen_tools())
+    );
+    let events = format!(
+        "data: [{listed}\n\ndata: {inner}\n\ndata: {twice}\n\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}}\n\n",
+    );
+    let upstream = Upstream::answering(
+        Vec::new(),
+        exact_answer("text/event-stream", events.as_bytes()),
+    );
+    let server = gateway(&upstream, &[&signer], &[]);
+    let answer = stream_2025_03_26(&server, &token);
+    assert_eq!(answer.status, 200);
+    assert_nothing_of_the_scoped_tool(&answer.body);
+    assert_eq!(
+        answer.body,
+        b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n"
+    );
+    // A GET answered with JSON, not a stream: filtered whole.
+    let upstream = Upstream::answering(
+        Vec::new(),
+        exact_answer("application/json", format!("[{listed}]").as_bytes()),
+    );
+    let server = gateway(&upstream, &[&signer], &[]);
+    let answer = stream_2025_03_26(&server, &token);
+    assert_eq!(answer.status, 200);
+    assert_nothing_of_the_scoped_tool(&answer.body);
+    assert_eq!(names(&answer.json()[0]["result"]), twelve_open());
+}
+
+/// A whole HTTP answer with `status_line`, `content_type` and `body`.
+fn answer_with(status_line: &str, content_type: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status_line}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_listing_answered_with_any_status_is_filtered_or_withheld() {
+    let signer = ec_signer("ec-1");
+    let token = signer.sign(&claims(json!({"scope": "mcp"})));
+    let listed = thirteen_listed(5);
+    let error =
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
+    // The upstream's answer to a `tools/list` and to a GET, the status the
+    // caller gets (0: the upstream's), its body (`None`: the twelve tools).
+    type Case<'a> = (Vec<u8>, Vec<u8>, u16, Option<&'a str>);
+    let cases: Vec<Case> = vec![
+        // Another success: a client reads it; filtered.
+        (
+            answer_with(
+                "203 Non-Authoritative Information",
+                "application/json",
+                &listed,
+            ),
+            answer_with(
+                "203 Non-Authoritative Information",
+                "application/json",
+                &listed,
+            ),
+            203,
+            None,
+        ),
+        // An error whose body cannot be read: the status alone.
+        (
+            answer_with(
+                "500 Internal Server Error",
+                "text/plain",
+                &format!("failed: {listed}"),
+            ),
+            answer_with(
+                "405 Method Not Allowed",
+                "text/plain",
+                &format!("no: {listed}"),
+            ),
+            0,
+            Some(""),
+        ),
+        // An error the filter reads, and an empty success: as they came.
+        (
+            answer_with("404 Not Found", "application/json", error),
+            answer_with("404 Not Found", "application/json", error),
+            404,
+            Some(error),
+        ),
+        (
+            answer_with("202 Accepted", "application/json", ""),
+            answer_with("202 Accepted", "application/json", ""),
+            202,
+            Some(""),
+        ),
+    ];
+    for (listing, stream, status, body) in cases {
+        let upstream = Upstream::answering(listing, stream);
+        let server = gateway(&upstream, &[&signer], &[]);
+        for answer in [list(&server, &token), stream_2025_03_26(&server, &token)] {
+            assert_nothing_of_the_scoped_tool(&answer.body);
+            if status != 0 {
+                assert_eq!(answer.status, status);
+            } else {
+                assert!(matches!(answer.status, 500 | 405), "{}", answer.status);
+            }
+            match body {
+                Some(body) => assert_eq!(String::from_utf8_lossy(&answer.body), body),
+                None => assert_eq!(names(&answer.json()["result"]), twelve_open()),
+            }
+        }
+    }
+}
+
 #[test]
 fn scopes_required_for_every_request_are_403_when_missing() {
     let upstream = Upstream::start();
@@ -736,6 +1074,82 @@ fn a_failed_reload_keeps_the_keys_in_service() {
         let token = signer.sign(&claims(json!({"sub": format!("user-{fetches}")})));
         assert_relayed(&call(&server, "ping", 1, &bearer(&token)));
     }
+}
+
+#[test]
+fn a_cached_token_whose_key_left_the_jwks_is_refused_on_every_worker() {
+    let upstream = Upstream::start();
+    let kept = ec_signer("k1");
+    let next = ed_signer("k2");
+    let jwks = JwksServer::start(&jwks(&[&kept]));
+    let server = Server::start(&[
+        "--upstream",
+        &upstream.url(),
+        "--oauth-issuer",
+        ISSUER,
+        "--oauth-resource",
+        RESOURCE,
+        "--oauth-jwks-url",
+        &jwks.url(),
+        "--oauth-jwks-refresh-secs",
+        "1",
+        "--workers",
+        "3",
+    ]);
+    let token = kept.sign(&claims(json!({"sub": "cached"})));
+    let request = |id: i64| {
+        let message = tools_call(json!(id), "ping", json!({}));
+        post(
+            "/mcp",
+            &modern_headers(&message),
+            &serde_json::to_vec(&message).unwrap(),
+            &format!("{CLIENT_HEADERS}{}", bearer(&token)),
+        )
+    };
+    // Connections kept open, each on the worker that accepted it, and
+    // fresh ones spread over the workers: the token is verified and
+    // remembered on each.
+    let mut open: Vec<TcpStream> = (0..4).map(|_| server.connect()).collect();
+    for (n, stream) in open.iter_mut().enumerate() {
+        stream.write_all(&request(n as i64)).unwrap();
+        assert_relayed(&process::read_answer(stream));
+    }
+    for n in 0..12 {
+        assert_relayed(&server.send(&request(n)));
+    }
+    let relayed = upstream.count();
+    // The authorization server drops `k1`; a token of `k2` (a key id the
+    // gateway lacks) has the JWKS reloaded.
+    jwks.serve(Some(self::jwks(&[&next])));
+    let fresh = next.sign(&claims(json!({})));
+    assert_relayed(&eventually(200, || {
+        call(&server, "ping", 1, &bearer(&fresh))
+    }));
+    let before = server.metric(&series("token_invalid", 401));
+    let mut refused = 0;
+    for (n, stream) in open.iter_mut().enumerate() {
+        stream.write_all(&request(n as i64)).unwrap();
+        assert_refused(&process::read_answer(stream), 401, Value::Null, &token);
+        refused += 1;
+    }
+    for n in 0..12 {
+        let answer = server.send(&request(n));
+        assert_refused(&answer, 401, Value::Null, &token);
+        assert!(
+            answer
+                .header("WWW-Authenticate")
+                .is_some_and(|c| c.starts_with("Bearer error=\"invalid_token\"")),
+            "{:?}",
+            answer.headers
+        );
+        refused += 1;
+    }
+    assert_eq!(
+        server.metric(&series("token_invalid", 401)),
+        before + refused
+    );
+    // Only the `k2` call reached the upstream after the reload.
+    assert_eq!(upstream.count(), relayed + 1);
 }
 
 /// `serve` with `args` fails at start, naming `key`.

@@ -153,13 +153,16 @@ pub struct Forward<P> {
     /// Keep a copy of the answer's body (up to the body limit) and hand it
     /// to [`Service::on_answer`] once it is complete.
     pub watch: bool,
-    /// Hold a 200 answer whole (up to the body limit) and send what
-    /// [`Service::rewrite_answer`] makes of it.
+    /// Hold an answer with a body, whatever its status, whole (up to the
+    /// body limit) and send what [`Service::rewrite_answer`] makes of it;
+    /// what it refuses is never sent (a 2xx answer is answered as a
+    /// failure, another keeps its status without its body).
     pub rewrite: bool,
-    /// A 200 event stream (a 2025 lane's GET stream): hand each response
-    /// event's data to [`Service::rewrite_answer`] and relay what it makes
-    /// of it; an event it refuses, one longer than the body limit, and one
-    /// the stream does not end are left out.
+    /// A 2xx event stream (a 2025 lane's GET stream): hand each event's
+    /// data to [`Service::rewrite_answer`] and relay what it makes of it;
+    /// an event it refuses, one longer than the body limit, and one the
+    /// stream does not end are left out. Any other answer is held and
+    /// rewritten whole, as with `rewrite`.
     pub rewrite_events: bool,
     /// What the service needs later to answer a failure or watch the answer.
     pub pending: P,
@@ -243,9 +246,11 @@ pub trait Service: Send + Sync + 'static {
         None
     }
 
-    /// A whole 200 answer to a request forwarded with `rewrite`: the body
-    /// the client gets instead (`None`: the answer cannot be sent, and the
-    /// client gets [`Service::on_upstream_failure`]'s `BadAnswer`).
+    /// A whole answer to a request forwarded with `rewrite` (or one event's
+    /// data, with `rewrite_events`): the body the client gets instead
+    /// (`None`: it cannot be sent; the client of a 2xx answer gets
+    /// [`Service::on_upstream_failure`]'s `BadAnswer`, of another the
+    /// status alone).
     fn rewrite_answer(
         &self,
         pending: &Self::Pending,

@@ -6,10 +6,22 @@
 //!
 //! A stream of many responses (a 2025 lane's GET stream, which replays a
 //! resumed request's answers) is edited response after response instead
-//! ([`EventEditor::every_response`]): there a response is only relayed as
-//! the service made it; one it refuses, any event longer than the limit,
-//! and an event the stream does not end are left out, the events around
-//! them relayed.
+//! ([`EventEditor::every_response`]): there every event that carries data
+//! is handed to the service, whatever the data looks like (a batch, or
+//! something that is no JSON at all, is the service's to read or refuse),
+//! and is only relayed as the service made it; one it refuses, any event
+//! longer than the limit, and an event the stream does not end are left
+//! out, the events around them relayed.
+//!
+//! The one response event is also the first whose data is a batch (an
+//! array): the service cannot add to it, and counts that. A byte order
+//! mark opening the stream is dropped, as an event stream reader drops it:
+//! otherwise the first event's data would be read here as another field.
+//! On a stream of answers every event relayed is written anew from what
+//! was read of it, with only the lines a reader takes in (comments and the
+//! fields `event`, `id`, `retry`, `data`): a line split at a lone CR, or a
+//! field a lax reader might take for data, cannot carry what was not
+//! filtered.
 
 use crate::parse::span::value_at;
 
@@ -33,7 +45,11 @@ pub(super) struct EventEditor {
     every: bool,
     /// An event over the limit is being left out, up to its end.
     skipping: bool,
+    /// The stream's first bytes were looked at for a byte order mark.
+    started: bool,
 }
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl EventEditor {
     pub(super) fn new(limit: usize) -> EventEditor {
@@ -43,6 +59,7 @@ impl EventEditor {
             limit,
             every: false,
             skipping: false,
+            started: false,
         }
     }
 
@@ -69,6 +86,16 @@ impl EventEditor {
             return;
         }
         self.held.extend_from_slice(piece);
+        if !self.started {
+            if self.held.len() < BOM.len() && BOM.starts_with(&self.held) {
+                // Not yet known to be one.
+                return;
+            }
+            self.started = true;
+            if self.held.starts_with(BOM) {
+                self.held.drain(..BOM.len());
+            }
+        }
         while let Some(end) = event_end(&self.held) {
             let rest = self.held.split_off(end);
             let event = std::mem::replace(&mut self.held, rest);
@@ -82,15 +109,27 @@ impl EventEditor {
                 continue;
             }
             let data = event_data(&event);
-            let is_response = value_at(&data, &["result"])
-                .or_else(|| value_at(&data, &["error"]))
-                .is_some();
+            let is_response = if self.every {
+                lines(&event).any(|line| data_line(line).is_some())
+            } else {
+                data.trim_ascii_start().starts_with(b"[")
+                    || value_at(&data, &["result"])
+                        .or_else(|| value_at(&data, &["error"]))
+                        .is_some()
+            };
+            // On a stream of answers, what is relayed is written anew from
+            // what was read here: a reader reads nothing else.
             if !is_response {
-                out.extend_from_slice(&event);
+                if self.every {
+                    write_event(out, &event, None, true);
+                } else {
+                    out.extend_from_slice(&event);
+                }
                 continue;
             }
             match edit(Some(&data)) {
-                Edit::Edited(edited) => write_edited(out, &event, &edited),
+                Edit::Edited(edited) => write_event(out, &event, Some(&edited), self.every),
+                Edit::Unchanged if self.every => write_event(out, &event, Some(&data), true),
                 Edit::Unchanged => out.extend_from_slice(&event),
                 Edit::Dropped => {}
             }
@@ -142,16 +181,30 @@ fn event_end(held: &[u8]) -> Option<usize> {
     }
 }
 
+/// The event's lines as a reader splits them (at CRLF, LF or a lone CR),
+/// blank ones left out.
 fn lines(event: &[u8]) -> impl Iterator<Item = &[u8]> {
     event
         .split(|&b| b == b'\n')
-        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+        .flat_map(|line| line.split(|&b| b == b'\r'))
         .filter(|line| !line.is_empty())
 }
 
 fn data_line(line: &[u8]) -> Option<&[u8]> {
+    if line == b"data" {
+        // A field without a colon has an empty value.
+        return Some(b"");
+    }
     let data = line.strip_prefix(b"data:")?;
     Some(data.strip_prefix(b" ").unwrap_or(data))
+}
+
+/// A line a reader takes in: a comment, or a field it knows. Any other
+/// is ignored by a reader that keeps to the format, and might be taken
+/// for data by one that does not.
+fn read_by_a_reader(line: &[u8]) -> bool {
+    let name = line.split(|&b| b == b':').next().unwrap_or_default();
+    matches!(name, b"" | b"event" | b"id" | b"retry" | b"data")
 }
 
 /// The event's `data` lines joined with `\n`.
@@ -166,24 +219,31 @@ fn event_data(event: &[u8]) -> Vec<u8> {
     data
 }
 
-/// The event with its data replaced by `edited`, its other fields as they
-/// came.
-fn write_edited(out: &mut Vec<u8>, event: &[u8], edited: &[u8]) {
+/// The event written anew from its lines: its data replaced by `data`
+/// (none: an event without data), other lines as they came; with
+/// `only_read`, only the lines a reader takes in. Nothing when no line is
+/// left.
+fn write_event(out: &mut Vec<u8>, event: &[u8], data: Option<&[u8]>, only_read: bool) {
+    let start = out.len();
     let mut written = false;
     for line in lines(event) {
         if data_line(line).is_none() {
-            out.extend_from_slice(line);
-            out.push(b'\n');
-        } else if !written {
+            if !only_read || read_by_a_reader(line) {
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
+        } else if !written && let Some(data) = data {
             written = true;
-            for data in edited.split(|&b| b == b'\n') {
+            for data in data.split(|&b| b == b'\n') {
                 out.extend_from_slice(b"data: ");
                 out.extend_from_slice(data.strip_suffix(b"\r").unwrap_or(data));
                 out.push(b'\n');
             }
         }
     }
-    out.push(b'\n');
+    if out.len() > start {
+        out.push(b'\n');
+    }
 }
 
 #[cfg(test)]
@@ -233,13 +293,15 @@ mod tests {
         assert_eq!(seen, [Some(b"{\"id\":1,\n\"result\":{}}".to_vec())]);
     }
 
-    /// Every response edited: `secret` ones dropped, the others marked.
+    /// Every event with data handed over: `secret` ones dropped, requests
+    /// and notifications as they came, the others marked.
     fn run_every(pieces: &[&[u8]], limit: usize) -> (Vec<u8>, usize) {
         let mut seen = 0;
         let out = relay(EventEditor::every_response(limit), pieces, |data| {
             seen += 1;
-            match data {
-                Some(data) if String::from_utf8_lossy(data).contains("secret") => Edit::Dropped,
+            match data.map(String::from_utf8_lossy) {
+                Some(data) if data.contains("secret") => Edit::Dropped,
+                Some(data) if data.contains("method") => Edit::Unchanged,
                 Some(_) => Edit::Edited(b"{\"result\":{\"edited\":true}}".to_vec()),
                 None => Edit::Dropped,
             }
@@ -249,10 +311,55 @@ mod tests {
 
     #[test]
     fn on_a_stream_of_answers_every_response_is_edited_whatever_the_pieces() {
-        let stream: &[u8] = b"data: {\"method\":\"ping\"}\n\nid: 1\ndata: {\"id\":1,\"result\":{}}\n\ndata: {\"id\":2,\"result\":\"secret\"}\r\n\r\ndata: {\"id\":3,\"error\":{}}\n\ndata: {\"method\":\"after\"}\n\n";
-        let expected: &[u8] = b"data: {\"method\":\"ping\"}\n\nid: 1\ndata: {\"result\":{\"edited\":true}}\n\ndata: {\"result\":{\"edited\":true}}\n\ndata: {\"method\":\"after\"}\n\n";
+        let stream: &[u8] = b"data: {\"method\":\"ping\"}\n\nid: 1\ndata: {\"id\":1,\"result\":{}}\n\ndata: {\"id\":2,\"result\":\"secret\"}\r\n\r\ndata: {\"id\":3,\"error\":{}}\n\n: comment\nretry: 5\n\ndata: {\"method\":\"after\"}\n\n";
+        let expected: &[u8] = b"data: {\"method\":\"ping\"}\n\nid: 1\ndata: {\"result\":{\"edited\":true}}\n\ndata: {\"result\":{\"edited\":true}}\n\n: comment\nretry: 5\n\ndata: {\"method\":\"after\"}\n\n";
         assert_relays(|pieces| run_every(pieces, 1 << 20).0, stream, expected);
-        assert_eq!(run_every(&[stream], 1 << 20).1, 3);
+        // Every event with data, responses or not; the comment is not one.
+        assert_eq!(run_every(&[stream], 1 << 20).1, 5);
+    }
+
+    #[test]
+    fn on_a_stream_of_answers_a_batch_or_what_is_no_json_is_handed_over_too() {
+        let stream: &[u8] = b"\xEF\xBB\xBFdata: [{\"id\":1,\"result\":{\"tools\":[\"secret\"]}}]\n\ndata: [\n\ndata:\"secret\"\n\ndata: {\"method\":\"after\"}\n\n";
+        let mut seen = Vec::new();
+        let run = |pieces: &[&[u8]], seen: &mut Vec<Vec<u8>>| {
+            relay(EventEditor::every_response(1 << 20), pieces, |data| {
+                let data = data.unwrap_or_default().to_vec();
+                let verdict = if data.starts_with(b"{") {
+                    Edit::Unchanged
+                } else {
+                    Edit::Dropped
+                };
+                seen.push(data);
+                verdict
+            })
+        };
+        assert_relays(
+            |pieces| run(pieces, &mut Vec::new()),
+            stream,
+            b"data: {\"method\":\"after\"}\n\n",
+        );
+        run(&[stream], &mut seen);
+        assert_eq!(seen.len(), 4);
+        assert!(seen[0].starts_with(b"[{"));
+    }
+
+    #[test]
+    fn on_a_stream_of_answers_only_what_a_reader_reads_is_relayed() {
+        // A lone CR ends a line: `data` is the event's second field. A
+        // field no reader knows is left out, comments and known fields kept.
+        let stream: &[u8] = b"id: 1\rdata: {\"id\":1,\"result\":\"secret\"}\n\nx-data: secret\n: keep\nretry: 5\n\nx-only: secret\n\n";
+        let expected: &[u8] = b": keep\nretry: 5\n\n";
+        assert_relays(|pieces| run_every(pieces, 1 << 20).0, stream, expected);
+    }
+
+    #[test]
+    fn a_batch_is_the_response_event_the_service_is_handed() {
+        let stream: &[u8] =
+            b"data: {\"method\":\"ping\"}\n\ndata: [{\"id\":1,\"result\":{}}]\n\ndata: {\"id\":1,\"result\":{}}\n\n";
+        let (out, seen) = run(&[stream], 1 << 20);
+        assert_eq!(seen, [Some(b"[{\"id\":1,\"result\":{}}]".to_vec())]);
+        assert!(String::from_utf8_lossy(&out).ends_with("data: {\"id\":1,\"result\":{}}\n\n"));
     }
 
     #[test]

@@ -51,7 +51,12 @@ impl<S: Service> Conn<'_, S> {
             }
             Some(Ok(exchanged)) => exchanged,
         };
-        if forward.rewrite && head.status == 200 {
+        // Every answer to rewrite is rewritten, whatever its status (a
+        // client reads any 2xx body, and may show an error's): a stream of
+        // answers event by event, anything else held whole.
+        let every_response =
+            forward.rewrite_events && head.event_stream && (200..300).contains(&head.status);
+        if (forward.rewrite || forward.rewrite_events) && !every_response && has_body(head.status) {
             return self.relay_rewritten(forward, upstream, head, meta).await;
         }
 
@@ -101,7 +106,6 @@ impl<S: Service> Conn<'_, S> {
 
         // Every response in the stream is edited: a length the upstream
         // gave no longer holds.
-        let every_response = forward.rewrite_events && head.event_stream && head.status == 200;
         if every_response && matches!(head.framing, BodyFraming::Length(_)) {
             head.framing = BodyFraming::UntilClose;
         }
@@ -197,7 +201,10 @@ impl<S: Service> Conn<'_, S> {
 
     /// Reads a whole answer (at most the body limit), and sends what the
     /// service makes of it with its own length; the service watches the
-    /// answer as the upstream sent it.
+    /// answer as the upstream sent it. An empty body is sent as it is. One
+    /// the service refuses (or too large to hold) is never sent: a 2xx
+    /// answer is answered 502, another keeps its status and loses its
+    /// body.
     async fn relay_rewritten(
         &mut self,
         forward: Forward<S::Pending>,
@@ -227,6 +234,9 @@ impl<S: Service> Conn<'_, S> {
         };
         let rewritten = whole
             .then(|| {
+                if body.is_empty() {
+                    return Some(Vec::new());
+                }
                 catch_unwind(AssertUnwindSafe(|| {
                     service.rewrite_answer(&forward.pending, answer)
                 }))
@@ -234,11 +244,18 @@ impl<S: Service> Conn<'_, S> {
                 .flatten()
             })
             .flatten();
-        let Some(rewritten) = rewritten else {
-            let resp = failure_answer(service, &forward.pending, UpstreamFailure::BadAnswer);
-            return self.answer(resp, meta.keep_alive, false, meta).await;
+        let rewritten = match rewritten {
+            Some(rewritten) => rewritten,
+            // The status of an answer that is no success still tells.
+            None if held.is_some() && !(200..300).contains(&head.status) => Vec::new(),
+            None => {
+                let resp = failure_answer(service, &forward.pending, UpstreamFailure::BadAnswer);
+                return self.answer(resp, meta.keep_alive, false, meta).await;
+            }
         };
+        // Only a connection whose answer was read to its end serves again.
         if head.keep_alive
+            && held == Some(false)
             && let Some(pool) = &worker.upstream
         {
             pool.put_back(upstream);

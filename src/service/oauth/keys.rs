@@ -182,6 +182,51 @@ impl Key {
     }
 }
 
+/// The key set in service and its generation: a number no other key set
+/// of this process had, changed each time the set is replaced. A verified
+/// token is remembered with the generation it was verified under, so that
+/// comparing one number tells whether the keys it was checked against are
+/// still the ones in service.
+pub struct Keys {
+    set: ArcSwap<KeySet>,
+    generation: AtomicU64,
+}
+
+/// Generations are unique across every key store of the process: a grant
+/// remembered under one store never matches another's.
+static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
+
+impl Keys {
+    pub fn new(set: KeySet) -> Keys {
+        Keys {
+            set: ArcSwap::from_pointee(set),
+            generation: AtomicU64::new(NEXT_GENERATION.fetch_add(1, Ordering::Relaxed)),
+        }
+    }
+
+    /// The generation of the keys in service. Read it before
+    /// [`Keys::load`]: a grant verified with the loaded keys is then never
+    /// remembered under a newer generation than theirs.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    pub fn load(&self) -> arc_swap::Guard<Arc<KeySet>> {
+        self.set.load()
+    }
+
+    /// Puts `set` in service. The set is stored before the generation
+    /// moves: a worker that sees the new generation verifies with the new
+    /// keys.
+    pub fn replace(&self, set: KeySet) {
+        self.set.store(Arc::new(set));
+        self.generation.store(
+            NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
+            Ordering::Release,
+        );
+    }
+}
+
 /// Seconds since the epoch.
 pub fn now() -> u64 {
     SystemTime::now()
@@ -201,7 +246,7 @@ pub struct Refresher {
 }
 
 impl Refresher {
-    pub fn start(source: JwksSource, keys: Arc<ArcSwap<KeySet>>, every: Duration) -> Refresher {
+    pub fn start(source: JwksSource, keys: Arc<Keys>, every: Duration) -> Refresher {
         let (wake, woken) = std::sync::mpsc::sync_channel(1);
         std::thread::Builder::new()
             .name("mcpgate-jwks".to_owned())
@@ -234,12 +279,13 @@ impl Refresher {
     }
 }
 
-fn reload_when_woken(source: &JwksSource, keys: &ArcSwap<KeySet>, woken: &Receiver<()>) {
+fn reload_when_woken(source: &JwksSource, keys: &Keys, woken: &Receiver<()>) {
     while woken.recv().is_ok() {
         match source.load() {
             Ok(set) => {
                 tracing::info!(keys = set.keys.len(), "JWKS reloaded");
-                keys.store(Arc::new(set));
+                // Every remembered grant is checked again against it.
+                keys.replace(set);
             }
             Err(error) => {
                 tracing::warn!(%error, "JWKS reload failed; the keys in service are kept");

@@ -12,11 +12,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
-
 use crate::reject::Reason;
 use crate::service::wire::bearer_token;
-use keys::{JwksSource, KeySet, Refresher};
+use keys::{JwksSource, Keys, Refresher};
 use tokens::{Grant, Verifier};
 use tool_scopes::ToolScopes;
 
@@ -55,7 +53,7 @@ pub struct OAuthConfig {
 /// The resource server in service: its keys, checks and answers.
 pub struct OAuth {
     pub config: OAuthConfig,
-    keys: Arc<ArcSwap<KeySet>>,
+    keys: Arc<Keys>,
     refresher: Refresher,
     verifier: Verifier,
     metadata: bytes::Bytes,
@@ -104,7 +102,7 @@ impl OAuth {
             keys = keys.keys.len(),
             "OAuth access tokens verified"
         );
-        let keys = Arc::new(ArcSwap::from_pointee(keys));
+        let keys = Arc::new(Keys::new(keys));
         let refresher = Refresher::start(config.jwks.clone(), keys.clone(), config.jwks_refresh);
         let mut challenge_missing = format!("Bearer resource_metadata=\"{metadata_url}\"");
         if !config.scopes_required.is_empty() {
@@ -138,7 +136,9 @@ impl OAuth {
             .and_then(bearer_token)
             .filter(|t| !t.is_empty())
             .ok_or(Reason::TokenMissing)?;
-        let grant = tokens::cached(token, || {
+        // Read before the keys are: see `Keys::generation`.
+        let generation = self.keys.generation();
+        let grant = tokens::cached(token, generation, || {
             self.verifier
                 .verify(&self.keys.load(), token, || self.refresher.request())
         })?;

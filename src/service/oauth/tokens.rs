@@ -154,14 +154,16 @@ fn grant(claims: Claims) -> Grant {
     }
 }
 
-/// Tokens this worker verified, each until its `exp`, found by a
-/// non-cryptographic hash of the token and compared in full, so that no
-/// digest is computed on the request path. Only verified tokens are kept,
-/// so a client cannot fill the map with colliding keys; a token over
-/// [`MAX_CACHED_TOKEN_BYTES`] is verified on every request.
+/// Tokens this worker verified, each until its `exp` and while the keys
+/// it was verified with are in service, found by a non-cryptographic hash
+/// of the token and compared in full, so that no digest is computed on the
+/// request path. Only verified tokens are kept, so a client cannot fill the
+/// map with colliding keys; a token over [`MAX_CACHED_TOKEN_BYTES`] is
+/// verified on every request.
 #[derive(Default)]
 struct Verified {
-    grants: FxHashMap<Box<[u8]>, Arc<Grant>>,
+    /// Each grant with the key generation it was verified under.
+    grants: FxHashMap<Box<[u8]>, (Arc<Grant>, u64)>,
 }
 
 /// The largest token the cache keeps: with [`CACHE_ENTRIES`], what a
@@ -173,29 +175,46 @@ thread_local! {
 }
 
 /// The grant of `token` from this worker's cache, or `verify`'s (kept
-/// when it is one).
+/// when it is one). `generation` is that of the keys in service
+/// ([`super::keys::Keys::generation`]): a grant remembered under another
+/// is verified again, so a token whose key was dropped from the JWKS is
+/// refused on every worker from the reload on.
 pub fn cached(
     token: &[u8],
+    generation: u64,
     verify: impl FnOnce() -> Result<Grant, Reason>,
 ) -> Result<Arc<Grant>, Reason> {
     let now = now();
-    let hit = VERIFIED.with(|v| v.borrow().grants.get(token).cloned());
-    if let Some(grant) = hit
-        && now < grant.expires
-    {
+    let hit = VERIFIED.with(|v| {
+        v.borrow()
+            .grants
+            .get(token)
+            .filter(|(grant, verified_under)| *verified_under == generation && now < grant.expires)
+            .map(|(grant, _)| grant.clone())
+    });
+    if let Some(grant) = hit {
         return Ok(grant);
     }
-    let grant = Arc::new(verify()?);
+    let grant = match verify() {
+        Ok(grant) => Arc::new(grant),
+        Err(reason) => {
+            // A grant the keys in service no longer hold is forgotten.
+            VERIFIED.with(|v| v.borrow_mut().grants.remove(token));
+            return Err(reason);
+        }
+    };
     if now < grant.expires && token.len() <= MAX_CACHED_TOKEN_BYTES {
         VERIFIED.with(|v| {
             let grants = &mut v.borrow_mut().grants;
             if grants.len() >= CACHE_ENTRIES {
-                grants.retain(|_, g| now < g.expires);
+                grants.retain(|_, (g, verified_under)| {
+                    now < g.expires && *verified_under == generation
+                });
                 if grants.len() >= CACHE_ENTRIES {
                     grants.clear();
                 }
             }
-            grants.insert(token.into(), grant.clone());
+            grants.insert(token.into(), (grant.clone(), generation));
         });
     }
     Ok(grant)
@@ -233,24 +252,48 @@ mod tests {
             scopes: vec![],
             expires,
         };
-        assert!(cached(b"t1", || Ok(grant(later))).is_ok());
+        assert!(cached(b"t1", 1, || Ok(grant(later))).is_ok());
         // A hit: the verifier is not asked again.
-        assert!(cached(b"t1", || Err(Reason::TokenInvalid)).is_ok());
+        assert!(cached(b"t1", 1, || Err(Reason::TokenInvalid)).is_ok());
         // An expired grant is never kept.
-        assert!(cached(b"t2", || Ok(grant(now() - 1))).is_ok());
+        assert!(cached(b"t2", 1, || Ok(grant(now() - 1))).is_ok());
         assert_eq!(
-            cached(b"t2", || Err(Reason::TokenExpired)),
+            cached(b"t2", 1, || Err(Reason::TokenExpired)),
             Err(Reason::TokenExpired)
         );
         for n in 0..CACHE_ENTRIES + 10 {
-            let _ = cached(n.to_string().as_bytes(), || Ok(grant(later)));
+            let _ = cached(n.to_string().as_bytes(), 1, || Ok(grant(later)));
         }
         VERIFIED.with(|v| assert!(v.borrow().grants.len() <= CACHE_ENTRIES));
         // A token too large to keep is verified each time.
         let large = vec![b'x'; MAX_CACHED_TOKEN_BYTES + 1];
-        assert!(cached(&large, || Ok(grant(later))).is_ok());
+        assert!(cached(&large, 1, || Ok(grant(later))).is_ok());
         assert_eq!(
-            cached(&large, || Err(Reason::TokenInvalid)),
+            cached(&large, 1, || Err(Reason::TokenInvalid)),
+            Err(Reason::TokenInvalid)
+        );
+    }
+
+    #[test]
+    fn a_grant_remembered_under_other_keys_is_verified_again() {
+        let grant = Grant {
+            subject: None,
+            scopes: vec![],
+            expires: now() + 600,
+        };
+        assert!(cached(b"kept", 7, || Ok(grant.clone())).is_ok());
+        assert!(cached(b"kept", 7, || Err(Reason::TokenInvalid)).is_ok());
+        // The keys were replaced and the token's key is gone.
+        assert_eq!(
+            cached(b"kept", 8, || Err(Reason::TokenInvalid)),
+            Err(Reason::TokenInvalid)
+        );
+        VERIFIED.with(|v| assert!(!v.borrow().grants.contains_key(&b"kept"[..])));
+        // Its key still there: verified again, remembered under the new keys.
+        assert!(cached(b"kept", 8, || Ok(grant.clone())).is_ok());
+        assert!(cached(b"kept", 8, || Err(Reason::TokenInvalid)).is_ok());
+        assert_eq!(
+            cached(b"kept", 7, || Err(Reason::TokenInvalid)),
             Err(Reason::TokenInvalid)
         );
     }
