@@ -319,7 +319,10 @@ pub fn scenario(reason: Reason) -> Option<Scenario> {
         | Reason::TokenExpired
         | Reason::WrongAudience
         | Reason::WrongIssuer
-        | Reason::InsufficientScope => return None,
+        | Reason::InsufficientScope
+        | Reason::UnderscoredHeader
+        | Reason::UnmirroredHeader
+        | Reason::TokenInQuery => return None,
         gate_reason => message_for(gate_reason),
     })
 }
@@ -432,6 +435,13 @@ fn message_for(reason: Reason) -> Scenario {
             );
             let (h, b) = modern(&message);
             (h, b, json!(23))
+        }
+        // `arguments` beside the same member in another case.
+        Reason::AliasedMember => {
+            let mut message = tools_call(json!(24), "echo", json!({}));
+            message["params"]["Arguments"] = json!({"text": 1});
+            let (h, b) = modern(&message);
+            (h, b, json!(24))
         }
         other => unreachable!("{other:?} has no gate scenario"),
     }
