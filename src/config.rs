@@ -707,9 +707,7 @@ fn identity_header(key: &str, name: Option<String>) -> Result<Option<String>, Co
     // No `_`: stacks that read `_` as `-` would take a client's
     // `X-Auth-Subject` for the gateway's `X_Auth_Subject`.
     if name.is_empty()
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
         || framing.iter().any(|f| f.eq_ignore_ascii_case(&name))
         || name.to_ascii_lowercase().starts_with("mcp-")
     {

@@ -204,12 +204,21 @@ fn framing_and_mcp_headers_spelled_with_underscores_are_refused_before_the_upstr
     assert_eq!(server.metric(&underscored), before + refused);
     // `Mcp-Param-` spelled exactly leaves the argument's name to the
     // annotation: one the tool annotates passes, checked.
-    let message = tools_call(json!(2), "search_orders", json!({"marketplaceIds": ["A"], "region": "EU"}));
+    let message = tools_call(
+        json!(2),
+        "search_orders",
+        json!({"marketplaceIds": ["A"], "region": "EU"}),
+    );
     let mut headers = modern_headers(&message);
     headers.push(("Mcp-Param-Region".to_owned(), "EU".to_owned()));
     let body = serde_json::to_vec(&message).unwrap();
     let answer = server.send(&post("/mcp", &headers, &body, &client()));
-    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
     assert_eq!(upstream.count(), 2);
 }
 
@@ -252,7 +261,12 @@ fn identity_headers_spelled_with_underscores_are_refused_and_never_reach_the_ups
         ("X-Auth_Scopes: admin:all", "X-Auth-Scopes"),
         ("x_auth_scopes: admin:all", "X-Auth-Scopes"),
     ] {
-        assert_refused(&send(&format!("{line}\r\n")), -32600, Value::Null, Some(header));
+        assert_refused(
+            &send(&format!("{line}\r\n")),
+            -32600,
+            Value::Null,
+            Some(header),
+        );
     }
     assert_eq!(upstream.count(), 0);
     assert_eq!(server.metric(&underscored), before + 3);
@@ -260,7 +274,12 @@ fn identity_headers_spelled_with_underscores_are_refused_and_never_reach_the_ups
     // gateway's own identity headers, and the client's of those names
     // dropped.
     let answer = send("X-Auth-Subject: admin\r\nX_Request_Id: 9\r\n");
-    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
     let received = upstream.last();
     let values = |name: &str| -> Vec<&str> {
         received
@@ -307,13 +326,9 @@ fn a_legacy_get_or_delete_carrying_binding_headers_is_refused_before_the_upstrea
         assert_eq!(answer.status, 200, "{method}");
         let received = upstream.last();
         assert!(received.line.starts_with(method), "{}", received.line);
-        assert!(
-            !received
-                .headers
-                .iter()
-                .any(|(n, _)| n.eq_ignore_ascii_case("mcp-method")
-                    || n.eq_ignore_ascii_case("mcp-name"))
-        );
+        assert!(!received.headers.iter().any(
+            |(n, _)| n.eq_ignore_ascii_case("mcp-method") || n.eq_ignore_ascii_case("mcp-name")
+        ));
     }
     assert_eq!(upstream.count(), 2);
 }
@@ -343,7 +358,8 @@ fn binding_headers_nothing_checks_are_refused_on_both_lanes() {
     let answer = legacy(response, "Mcp-Method: tools/call\r\n");
     assert_refused(&answer, -32020, Value::Null, Some("Mcp-Method"));
     // An argument header no annotation of the tool names.
-    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
+    let call =
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
     let answer = legacy(call, "Mcp-Param-Order-Id: 7\r\n");
     assert_refused(&answer, -32020, json!(2), Some("Mcp-Param-Order-Id"));
     let answer = legacy(list, "Mcp-Param-Region: EU\r\n");
@@ -362,7 +378,12 @@ fn binding_headers_nothing_checks_are_refused_on_both_lanes() {
     // The checked ones pass.
     headers.pop();
     let answer = server.send(&post("/mcp", &headers, &body, &client()));
-    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
     assert_eq!(legacy(list, "").status, 200);
     assert_eq!(upstream.count(), 2);
 }

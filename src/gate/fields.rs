@@ -160,7 +160,11 @@ pub(crate) fn underscored(name: &[u8]) -> Option<&'static str> {
     if let Some(field) = SINGLETONS.iter().find(|s| spells(name, s.name.as_bytes())) {
         return Some(field.name);
     }
-    if let Some(field) = SPELLED.iter().chain(NOT_HOP_BY_HOP.iter()).find(|n| spells(name, n.as_bytes())) {
+    if let Some(field) = SPELLED
+        .iter()
+        .chain(NOT_HOP_BY_HOP.iter())
+        .find(|n| spells(name, n.as_bytes()))
+    {
         return Some(field);
     }
     if spells_prefix(name, PARAM_PREFIX) {
@@ -428,7 +432,11 @@ mod tests {
             })
         );
         // An argument's own name may hold `_`: the prefix is exact.
-        let param = seen(&[("Host", "h"), ("Mcp-Param-Order_Id", "1"), ("Mcp-Param-B", "2")]);
+        let param = seen(&[
+            ("Host", "h"),
+            ("Mcp-Param-Order_Id", "1"),
+            ("Mcp-Param-B", "2"),
+        ]);
         assert_eq!(
             param,
             Ok(Seen {

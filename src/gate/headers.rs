@@ -182,7 +182,10 @@ mod tests {
         assert_eq!(pairs.unmirrored_param(&annotated), Some("mcp-param-order"));
         assert_eq!(pairs[..2].unmirrored_param(&annotated), None);
         let headers = map(&pairs);
-        assert_eq!(headers.unmirrored_param(&annotated), Some("mcp-param-order"));
+        assert_eq!(
+            headers.unmirrored_param(&annotated),
+            Some("mcp-param-order")
+        );
         assert_eq!(map(&pairs[..2]).unmirrored_param(&annotated), None);
     }
 

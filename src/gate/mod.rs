@@ -492,10 +492,7 @@ impl Gate {
                     bumpalo::format!(in arena, "Bad Request: the Connection header may not name {}", name),
                     Some(name),
                 ),
-                FieldError::Underscored(name) => (
-                    underscored_message(arena, name),
-                    Some(name),
-                ),
+                FieldError::Underscored(name) => (underscored_message(arena, name), Some(name)),
             };
             let data = header.map(|name| (DataKey::Header, DataValue::Text(name.as_bytes())));
             self.rejections
