@@ -178,6 +178,7 @@ pub(crate) fn underscored(name: &[u8]) -> Option<&'static str> {
 
 /// What [`check_fields`] saw besides what it refuses, for the stages after
 /// it: kept in the server's parsed head.
+#[cfg(feature = "server")]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Seen {
     /// How many `Mcp-Param-*` fields the head holds (each another name).
@@ -241,6 +242,7 @@ pub(crate) fn check_fields(
 }
 
 /// [`underscored`], out of line: the rare name holding `_`.
+#[cfg(feature = "server")]
 #[cold]
 #[inline(never)]
 fn underscored_field(name: &[u8]) -> Option<&'static str> {
