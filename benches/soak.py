@@ -71,6 +71,11 @@ def request(path, headers, body, method="POST"):
     return head + (body or b"")
 
 
+def with_params(message, **members):
+    message["params"].update(members)
+    return message
+
+
 def tools_call(n, name="echo"):
     return {
         "jsonrpc": "2.0",
@@ -187,6 +192,9 @@ def kinds(token, body_limit, catalog):
         wire("nominated_header", 400,
              lambda n: validate(modern_headers("tools/call", "echo") + [("Connection", "Mcp-Name")],
                                 body_of(tools_call(n))), closes=True),
+        wire("underscored_header", 400,
+             lambda n: validate(modern_headers("tools/call", "echo") + [("Mcp_Method", "tools/list")],
+                                body_of(tools_call(n))), closes=True),
         # The body is all there: skipped, and the connection kept.
         wire("body_not_allowed", 400,
              lambda n: request("/healthz", [], b"{}", method="GET")),
@@ -195,6 +203,10 @@ def kinds(token, body_limit, catalog):
         wire("body_too_large", 413,
              lambda n: validate(modern_headers("tools/call", "echo"),
                                 b" " * (body_limit + 1)), closes=True),
+        gate("aliased_member", 400, -32602,
+             lambda n: validate(modern_headers("tools/call", "echo"),
+                                body_of(with_params(tools_call(n), Arguments={}))),
+             rejecter="schema"),
         gate("malformed_json", 400, -32700,
              lambda n: validate([("MCP-Protocol-Version", LEGACY)], b'{"jsonrpc":"2.0","id":'),
              echoes=False),
@@ -261,6 +273,10 @@ def kinds(token, body_limit, catalog):
     if token:
         out.append(wire("unauthorized", 401,
                         lambda n: request("/validate", CLIENT + modern_headers("tools/call", "echo"),
+                                          body_of(tools_call(n)))))
+        out.append(wire("token_in_query", 400,
+                        lambda n: request(f"/validate?access_token={token}",
+                                          client + modern_headers("tools/call", "echo"),
                                           body_of(tools_call(n)))))
     return out
 

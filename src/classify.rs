@@ -156,6 +156,11 @@ pub struct ParamsMembers<'p> {
     pub meta: Option<TapeNode<'p>>,
     /// `arguments` (`tools/call`).
     pub arguments: Option<TapeNode<'p>>,
+    /// A member spelled like one of those above but in another case
+    /// (`Arguments`, `NAME`): an upstream that matches names loosely could
+    /// read it in place of the one the gate checked, so the gate refuses
+    /// the message. The first such key, as sent.
+    pub aliased: Option<&'p str>,
 }
 
 impl<'p> ParamsMembers<'p> {
@@ -167,11 +172,25 @@ impl<'p> ParamsMembers<'p> {
                 "uri" => found.uri = Some(value),
                 "_meta" => found.meta = Some(value),
                 "arguments" => found.arguments = Some(value),
-                _ => {}
+                other => {
+                    if found.aliased.is_none() && is_alias(other) {
+                        found.aliased = Some(other);
+                    }
+                }
             }
         }
         found
     }
+}
+
+/// A key naming a member [`ParamsMembers`] reads, in another case (the
+/// exact names are matched before): a length test first, so that other
+/// keys cost one comparison.
+fn is_alias(key: &str) -> bool {
+    matches!(key.len(), 3 | 4 | 5 | 9)
+        && ["name", "uri", "_meta", "arguments"]
+            .iter()
+            .any(|member| member.eq_ignore_ascii_case(key))
 }
 
 /// Tags a parsed body's root.

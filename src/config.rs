@@ -710,10 +710,10 @@ fn identity_header(key: &str, name: Option<String>) -> Result<Option<String>, Co
         "content-type",
         "accept",
     ];
+    // No `_`: stacks that read `_` as `-` would take a client's
+    // `X-Auth-Subject` for the gateway's `X_Auth_Subject`.
     if name.is_empty()
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
         || framing.iter().any(|f| f.eq_ignore_ascii_case(&name))
         || name.to_ascii_lowercase().starts_with("mcp-")
     {
@@ -1201,6 +1201,13 @@ mod tests {
                     ..base()
                 },
                 "oauth_scopes_header",
+            ),
+            (
+                ServeArgs {
+                    oauth_subject_header: Some("X_Auth_Subject".into()),
+                    ..base()
+                },
+                "oauth_subject_header",
             ),
             (
                 ServeArgs {

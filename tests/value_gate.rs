@@ -793,7 +793,6 @@ fn mcp_param_headers_must_mirror_the_annotated_arguments() {
         ("Mcp-Param-Account-Id", "42"),
         ("Mcp-Param-Verbose", "false"),
         ("Mcp-Param-Team", "=?base64?b3Bz?="),
-        ("Mcp-Param-Unrelated", "anything"),
     ];
     assert!(matches!(
         call_with(&gate, "get_account", arguments.clone(), &all),
@@ -832,6 +831,13 @@ fn mcp_param_headers_must_mirror_the_annotated_arguments() {
     assert_eq!(
         mismatch(&injected, arguments.clone())["header"],
         "Mcp-Param-Team"
+    );
+    // A header no annotation of the tool names: nothing would check it.
+    let mut unrelated = all.to_vec();
+    unrelated.push(("Mcp-Param-Unrelated", "anything"));
+    assert_eq!(
+        mismatch(&unrelated, arguments.clone()),
+        json!({"header": "Mcp-Param-Unrelated", "received": "anything"})
     );
     // A header for an argument that is null or absent.
     let null_team = json!({"accountId": 42, "verbose": false, "owner": {"team": null}});

@@ -40,6 +40,10 @@ pub enum MismatchCause {
     /// Characters a header value may not hold, or a sentinel that does not
     /// decode to UTF-8 text.
     Malformed,
+    /// Sent where the message has nothing it could mirror (`Mcp-Name` on a
+    /// method without a name, an `Mcp-Param-*` no annotation of the called
+    /// tool names): nothing would check it before the upstream read it.
+    Unmirrored,
 }
 
 impl MismatchCause {
@@ -49,6 +53,7 @@ impl MismatchCause {
             MismatchCause::Unexpected => "is sent but the argument it mirrors is absent or null",
             MismatchCause::Differs => "does not match the body",
             MismatchCause::Malformed => "is not a valid header value",
+            MismatchCause::Unmirrored => "is sent but mirrors nothing this message holds",
         }
     }
 }
@@ -82,7 +87,10 @@ pub fn check<'a>(
     lane_requires: bool,
 ) -> Result<(), Mismatch<'a>> {
     let Some(method) = message.method else {
-        return Ok(());
+        // A client's answer (the 2025 lanes) has no method or name to
+        // mirror: headers claiming one would reach the upstream unchecked.
+        unmirrored(names::METHOD, headers)?;
+        return unmirrored(names::NAME, headers);
     };
     let required = lane_requires && message.kind == Kind::Request;
     compare(
@@ -101,8 +109,26 @@ pub fn check<'a>(
             required,
             true,
         )?;
+    } else if name_member(method).is_none() {
+        unmirrored(names::NAME, headers)?;
     }
     Ok(())
+}
+
+/// `header`, sent where the message holds nothing it mirrors.
+fn unmirrored<'a>(
+    header: &'a str,
+    headers: &'a (impl RequestHeaders + ?Sized),
+) -> Result<(), Mismatch<'a>> {
+    match headers.header(header) {
+        None => Ok(()),
+        Some(raw) => Err(Mismatch {
+            header,
+            expected: None,
+            received: Some(Cow::Borrowed(raw)),
+            cause: MismatchCause::Unmirrored,
+        }),
+    }
 }
 
 /// Compares one mirrored header with the body's value.

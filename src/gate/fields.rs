@@ -60,6 +60,18 @@ const NOT_HOP_BY_HOP: [&str; 7] = [
 ];
 const MCP_PREFIX: &str = "Mcp-";
 
+/// Fields the gateway sets, drops or checks besides those above: framing
+/// and hop-by-hop fields and what the forwarder rewrites. CGI and WSGI
+/// stacks (and others that map field names to variables) read `_` as `-`,
+/// so `Content_Length` or `Mcp_Method` is the same field to them while the
+/// gateway sees another: a name holding `_` that spells a field of these
+/// tables, any `Mcp-*` or any `Proxy-*` field is refused
+/// ([`underscored`]). A name without `-` (`Connection`, `Accept`, `TE`)
+/// cannot be spelled with `_`.
+const SPELLED: [&str; 3] = ["Transfer-Encoding", "Keep-Alive", "Accept-Encoding"];
+/// Hop-by-hop by their prefix (the forwarder drops them).
+const PROXY_PREFIX: &str = "Proxy-";
+
 /// What a head's fields may not be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldError {
@@ -71,6 +83,10 @@ pub enum FieldError {
     /// A `Connection` header naming a field the gate or the upstream reads
     /// (the canonical name, `Mcp-*` for any MCP field).
     Nominated(&'static str),
+    /// A field name holding `_` that, read with `-` for `_`, names a field
+    /// the gateway sets or checks (the canonical name, `Mcp-Param-*` or
+    /// `Mcp-*` for an MCP field the tables do not list).
+    Underscored(&'static str),
 }
 
 impl FieldError {
@@ -80,6 +96,7 @@ impl FieldError {
             FieldError::Repeated(_) => Reason::RepeatedHeader,
             FieldError::MissingHost => Reason::MissingHost,
             FieldError::Nominated(_) => Reason::NominatedHeader,
+            FieldError::Underscored(_) => Reason::UnderscoredHeader,
         }
     }
 }
@@ -114,17 +131,76 @@ fn starts_with_ignore_case(name: &[u8], prefix: &str) -> bool {
         .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
+/// Whether `sent` is `name` once `_` is read as `-`, case aside (`name`
+/// itself holds no `_`).
+pub(crate) fn spells(sent: &[u8], name: &[u8]) -> bool {
+    sent.len() == name.len() && sent.iter().zip(name).all(|(&s, &n)| same_byte(s, n))
+}
+
+fn spells_prefix(sent: &[u8], prefix: &str) -> bool {
+    sent.get(..prefix.len())
+        .is_some_and(|p| spells(p, prefix.as_bytes()))
+}
+
+#[inline]
+fn same_byte(sent: u8, name: u8) -> bool {
+    sent.eq_ignore_ascii_case(&name) || (sent == b'_' && name == b'-')
+}
+
+/// The field a name holding `_` stands for, read with `-` for `_`, when it
+/// is one the gateway sets or checks (`None` for a name without `_`: the
+/// tables compare those as they are). An `Mcp-Param-` prefix spelled
+/// exactly leaves the argument's own name alone: an annotation may hold
+/// `_`, and a mirrored argument no annotation names is refused by the
+/// gate.
+pub(crate) fn underscored(name: &[u8]) -> Option<&'static str> {
+    if !name.contains(&b'_') {
+        return None;
+    }
+    if let Some(field) = SINGLETONS.iter().find(|s| spells(name, s.name.as_bytes())) {
+        return Some(field.name);
+    }
+    if let Some(field) = SPELLED
+        .iter()
+        .chain(NOT_HOP_BY_HOP.iter())
+        .find(|n| spells(name, n.as_bytes()))
+    {
+        return Some(field);
+    }
+    if spells_prefix(name, PARAM_PREFIX) {
+        return (!starts_with_ignore_case(name, PARAM_PREFIX)).then_some(PARAM_CANONICAL);
+    }
+    if spells_prefix(name, PROXY_PREFIX) {
+        return Some("Proxy-*");
+    }
+    spells_prefix(name, MCP_PREFIX).then_some("Mcp-*")
+}
+
+/// What [`check_fields`] saw besides what it refuses, for the stages after
+/// it: kept in the server's parsed head.
+#[cfg(feature = "server")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Seen {
+    /// How many `Mcp-Param-*` fields the head holds (each another name).
+    pub(crate) params: usize,
+    /// Some name holds `_` (and spells no field of the tables): the
+    /// service compares those with the identity headers it sets.
+    pub(crate) underscored: bool,
+}
+
 /// Checks the fields of a parsed head: each singleton at most once (and
 /// whole), `Host` present on HTTP/1.1, no protected field nominated by
-/// `Connection`. No allocation: a bit per singleton, and the `Mcp-Param-*`
-/// names compared pairwise (a head holds at most `MAX_HEADERS_CAP`).
+/// `Connection`, none spelled with `_` for `-`. No allocation: a bit per
+/// singleton, the `Mcp-Param-*` names compared pairwise (a head holds at
+/// most `MAX_HEADERS_CAP`), and a second look only at a name holding `_`.
 #[cfg(feature = "server")]
 pub(crate) fn check_fields(
     headers: &[httparse::Header<'_>],
     http10: bool,
-) -> Result<(), FieldError> {
+) -> Result<Seen, FieldError> {
     let mut seen = 0u16;
     let mut params = 0usize;
+    let mut underscored = false;
     for (i, h) in headers.iter().enumerate() {
         let name = h.name.as_bytes();
         match kind(name) {
@@ -146,13 +222,31 @@ pub(crate) fn check_fields(
                 }
                 seen |= 1 << at;
             }
-            Kind::Other => {}
+            Kind::Other => {
+                if name.contains(&b'_') {
+                    if let Some(field) = underscored_field(name) {
+                        return Err(FieldError::Underscored(field));
+                    }
+                    underscored = true;
+                }
+            }
         }
     }
     if !http10 && seen & 1 == 0 {
         return Err(FieldError::MissingHost);
     }
-    Ok(())
+    Ok(Seen {
+        params,
+        underscored,
+    })
+}
+
+/// [`underscored`], out of line: the rare name holding `_`.
+#[cfg(feature = "server")]
+#[cold]
+#[inline(never)]
+fn underscored_field(name: &[u8]) -> Option<&'static str> {
+    underscored(name)
 }
 
 /// The same rules over a header map that keeps every copy of a field
@@ -172,7 +266,10 @@ pub(crate) fn check_map(map: &::http::HeaderMap) -> Result<(), FieldError> {
             }
             Kind::Param => (PARAM_CANONICAL, false),
             Kind::Singleton(at) => (SINGLETONS[at].name, SINGLETONS[at].no_comma),
-            Kind::Other => continue,
+            Kind::Other => match underscored(name.as_str().as_bytes()) {
+                Some(field) => return Err(FieldError::Underscored(field)),
+                None => continue,
+            },
         };
         let first = values.next();
         let joined = no_comma && first.is_some_and(|v| v.as_bytes().contains(&b','));
@@ -213,7 +310,7 @@ mod tests {
                 value: value.as_bytes(),
             })
             .collect();
-        check_fields(&headers, false)
+        check_fields(&headers, false).map(drop)
     }
 
     #[test]
@@ -283,7 +380,74 @@ mod tests {
     #[test]
     fn host_is_required_on_http_1_1_only() {
         assert_eq!(check(&[("Accept", "*/*")]), Err(FieldError::MissingHost));
-        assert_eq!(check_fields(&[], true), Ok(()));
+        assert_eq!(check_fields(&[], true), Ok(Seen::default()));
+    }
+
+    #[test]
+    fn a_name_spelling_a_field_the_gateway_reads_with_underscores_is_refused() {
+        for (name, field) in [
+            ("Content_Length", "Content-Length"),
+            ("transfer_encoding", "Transfer-Encoding"),
+            ("Content_Type", "Content-Type"),
+            ("CONTENT_ENCODING", "Content-Encoding"),
+            ("Accept_Encoding", "Accept-Encoding"),
+            ("Keep_Alive", "Keep-Alive"),
+            ("Last_Event_ID", "Last-Event-ID"),
+            ("Mcp_Method", "Mcp-Method"),
+            ("mcp_name", "Mcp-Name"),
+            ("Mcp-Session_Id", "Mcp-Session-Id"),
+            ("MCP_PROTOCOL_VERSION", "MCP-Protocol-Version"),
+            ("Mcp_Param_Region", "Mcp-Param-*"),
+            ("Mcp-Param_Region", "Mcp-Param-*"),
+            ("Mcp_Other", "Mcp-*"),
+            ("Proxy_Authorization", "Proxy-*"),
+        ] {
+            assert_eq!(
+                check(&[("Host", "h"), (name, "1")]),
+                Err(FieldError::Underscored(field)),
+                "{name}"
+            );
+            assert_eq!(underscored(name.as_bytes()), Some(field), "{name}");
+        }
+    }
+
+    #[test]
+    fn other_names_with_underscores_pass_and_are_noted_for_the_service() {
+        let seen = |lines: &[(&'static str, &'static str)]| {
+            let headers: Vec<httparse::Header<'_>> = lines
+                .iter()
+                .map(|&(name, value)| httparse::Header {
+                    name,
+                    value: value.as_bytes(),
+                })
+                .collect();
+            check_fields(&headers, false)
+        };
+        let plain = seen(&[("Host", "h"), ("Content-Length", "1"), ("X-Trace", "1")]);
+        assert_eq!(plain, Ok(Seen::default()));
+        let other = seen(&[("Host", "h"), ("X_Auth_Subject", "admin")]);
+        assert_eq!(
+            other,
+            Ok(Seen {
+                params: 0,
+                underscored: true
+            })
+        );
+        // An argument's own name may hold `_`: the prefix is exact.
+        let param = seen(&[
+            ("Host", "h"),
+            ("Mcp-Param-Order_Id", "1"),
+            ("Mcp-Param-B", "2"),
+        ]);
+        assert_eq!(
+            param,
+            Ok(Seen {
+                params: 2,
+                underscored: false
+            })
+        );
+        assert!(spells(b"X_Auth-subject", b"X-Auth-Subject"));
+        assert!(!spells(b"X-Auth-Subject", b"X_Auth_Subject"));
     }
 
     #[test]

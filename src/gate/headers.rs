@@ -1,6 +1,6 @@
 //! The request headers the gate reads, from whatever the transport holds.
 
-use super::fields::FieldError;
+use super::fields::{FieldError, PARAM_PREFIX};
 
 /// Case-insensitive header lookup. Implemented for plain pair slices (the
 /// library and `mcpgate check`), by the server for its parsed heads, and,
@@ -18,6 +18,30 @@ pub trait RequestHeaders {
     fn field_error(&self) -> Option<FieldError> {
         None
     }
+
+    /// The name of the first `Mcp-Param-*` header that `mirrored` does not
+    /// accept (it is given the whole name). The gate holds every argument
+    /// header it is sent to an annotation of the called tool: one that
+    /// nothing checks is refused, never forwarded. `None` by default: for
+    /// headers that cannot list their names (implement it where they can).
+    fn unmirrored_param(&self, mirrored: &dyn Fn(&str) -> bool) -> Option<&str> {
+        let _ = mirrored;
+        None
+    }
+}
+
+/// [`RequestHeaders::unmirrored_param`] over a list of names.
+pub(crate) fn unmirrored_in<'n>(
+    names: impl Iterator<Item = &'n str>,
+    mirrored: &dyn Fn(&str) -> bool,
+) -> Option<&'n str> {
+    names
+        .filter(|name| {
+            name.as_bytes()
+                .get(..PARAM_PREFIX.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(PARAM_PREFIX.as_bytes()))
+        })
+        .find(|name| !mirrored(name))
 }
 
 impl<N: AsRef<str>, V: AsRef<[u8]>> RequestHeaders for [(N, V)] {
@@ -26,11 +50,19 @@ impl<N: AsRef<str>, V: AsRef<[u8]>> RequestHeaders for [(N, V)] {
             .find(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_ref())
     }
+
+    fn unmirrored_param(&self, mirrored: &dyn Fn(&str) -> bool) -> Option<&str> {
+        unmirrored_in(self.iter().map(|(n, _)| n.as_ref()), mirrored)
+    }
 }
 
 impl<N: AsRef<str>, V: AsRef<[u8]>> RequestHeaders for Vec<(N, V)> {
     fn header(&self, name: &str) -> Option<&[u8]> {
         self.as_slice().header(name)
+    }
+
+    fn unmirrored_param(&self, mirrored: &dyn Fn(&str) -> bool) -> Option<&str> {
+        self.as_slice().unmirrored_param(mirrored)
     }
 }
 
@@ -48,6 +80,10 @@ impl RequestHeaders for http::HeaderMap {
 
     fn field_error(&self) -> Option<FieldError> {
         super::fields::check_map(self).err()
+    }
+
+    fn unmirrored_param(&self, mirrored: &dyn Fn(&str) -> bool) -> Option<&str> {
+        unmirrored_in(self.keys().map(http::HeaderName::as_str), mirrored)
     }
 }
 
@@ -113,6 +149,14 @@ mod tests {
                 &[("Accept", "*/*"), ("Connection", "keep-alive, Mcp-Name")],
                 FieldError::Nominated("Mcp-*"),
             ),
+            (
+                &[("Content_Length", "5")],
+                FieldError::Underscored("Content-Length"),
+            ),
+            (
+                &[("mcp_method", "tools/call")],
+                FieldError::Underscored("Mcp-Method"),
+            ),
         ] {
             assert_eq!(map(fields).field_error(), Some(error), "{fields:?}");
         }
@@ -125,6 +169,24 @@ mod tests {
             ("Connection", "keep-alive"),
         ]);
         assert_eq!(fine.field_error(), None);
+    }
+
+    #[test]
+    fn every_transport_lists_the_argument_headers_no_annotation_names() {
+        let annotated = |name: &str| name.eq_ignore_ascii_case("Mcp-Param-Region");
+        let pairs = vec![
+            ("Mcp-Param-Region", "EU"),
+            ("X-Other", "1"),
+            ("mcp-param-order", "7"),
+        ];
+        assert_eq!(pairs.unmirrored_param(&annotated), Some("mcp-param-order"));
+        assert_eq!(pairs[..2].unmirrored_param(&annotated), None);
+        let headers = map(&pairs);
+        assert_eq!(
+            headers.unmirrored_param(&annotated),
+            Some("mcp-param-order")
+        );
+        assert_eq!(map(&pairs[..2]).unmirrored_param(&annotated), None);
     }
 
     #[test]

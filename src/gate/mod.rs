@@ -424,8 +424,16 @@ impl Gate {
         // looked up once for the binding and value phases.
         let named = binding::named(&message);
         self.binding_phase(headers, &message, named, revision.lane() == Lane::Modern)?;
+        if !(message.kind == Kind::Request && message.method == Some("tools/call")) {
+            // Only a call's tool annotates arguments: any `Mcp-Param-*`
+            // here mirrors nothing the gate could check.
+            self.mirrored_params(headers, &message, &|_| false)?;
+        }
         let (method, root) = self.dispatch_phase(revision, &message)?;
         self.schema_phase(root, document.root(), &message, named)?;
+        if let Some(key) = message.members.aliased {
+            return Err(self.refuse_aliased(&message, key));
+        }
         let (watch, normalized) = match (message.kind, method) {
             (Kind::Request, Some("tools/call")) => {
                 if let Some(permit) = permit
@@ -503,10 +511,27 @@ impl Gate {
                     bumpalo::format!(in arena, "Bad Request: the Connection header may not name {}", name),
                     Some(name),
                 ),
+                FieldError::Underscored(name) => (underscored_message(arena, name), Some(name)),
             };
             let data = header.map(|name| (DataKey::Header, DataValue::Text(name.as_bytes())));
             self.rejections
                 .send(error.reason(), None, Some(&message), data.as_slice())
+        })
+    }
+
+    /// A header spelled with `_` for `-` that names `header`, which the
+    /// gateway sets or checks (the server's configured identity headers
+    /// included): 400, naming `header`. Never the name as sent.
+    #[cfg(feature = "server")]
+    pub(crate) fn refuse_underscored(&self, header: &str) -> Rejection {
+        with_arena(|arena| {
+            let message = underscored_message(arena, header);
+            self.rejections.send(
+                Reason::UnderscoredHeader,
+                None,
+                Some(&message),
+                &[(DataKey::Header, DataValue::Text(header.as_bytes()))],
+            )
         })
     }
 
@@ -693,6 +718,45 @@ impl Gate {
             Ok(()) => Ok(()),
             Err(mismatch) => Err(self.refuse_mismatch(Reason::HeaderMismatch, message, &mismatch)),
         }
+    }
+
+    /// Every `Mcp-Param-*` header sent must be one `mirrored` accepts (an
+    /// annotation of the called tool, checked against its argument).
+    fn mirrored_params<'a>(
+        &self,
+        headers: &'a (impl RequestHeaders + ?Sized),
+        message: &Classified<'a>,
+        mirrored: &dyn Fn(&str) -> bool,
+    ) -> Result<(), Rejection> {
+        match headers.unmirrored_param(mirrored) {
+            None => Ok(()),
+            Some(header) => Err(self.refuse_mismatch(
+                Reason::ParamHeaderMismatch,
+                message,
+                &binding::Mismatch {
+                    header,
+                    expected: None,
+                    received: headers.header(header).map(std::borrow::Cow::Borrowed),
+                    cause: binding::MismatchCause::Unmirrored,
+                },
+            )),
+        }
+    }
+
+    /// `params` holding a member the gate reads in another case (beside it
+    /// or instead of it): 400 `-32602`, id echoed. What the gate checked
+    /// and what a loosely matching upstream would read could differ.
+    #[cold]
+    fn refuse_aliased(&self, message: &Classified<'_>, key: &str) -> Rejection {
+        with_arena(|arena| {
+            let text = bumpalo::format!(
+                in arena,
+                "Invalid params: params.{} is a member the gateway reads spelled in another case; send it once, spelled as the protocol spells it",
+                distill::cut_at_echo_bound(key)
+            );
+            self.rejections
+                .send(Reason::AliasedMember, Some(message), Some(&text), &[])
+        })
     }
 
     /// A header that does not mirror the body: 400 `-32020`.
@@ -889,6 +953,8 @@ impl Gate {
             None => match self.unknown_tool_phase(&catalog, name, message)? {
                 Some(tool) => tool,
                 None => {
+                    // Forwarded by policy: no annotation to hold a header to.
+                    self.mirrored_params(headers, message, &|_| false)?;
                     return Ok(Valued::Allowed {
                         watch: None,
                         normalized: None,
@@ -972,6 +1038,11 @@ impl Gate {
         ) {
             return Err(self.refuse_mismatch(Reason::ParamHeaderMismatch, message, &mismatch));
         }
+        self.mirrored_params(headers, message, &|name| {
+            tool.header_params
+                .iter()
+                .any(|p| p.header.eq_ignore_ascii_case(name))
+        })?;
         Ok(Valued::Allowed {
             watch: tool
                 .output
@@ -1059,6 +1130,18 @@ impl Gate {
                 .send(Reason::UnknownTool, Some(message), Some(&text), &[])
         }))
     }
+}
+
+/// The one line of an [`Reason::UnderscoredHeader`] refusal.
+fn underscored_message<'b>(
+    arena: &'b bumpalo::Bump,
+    header: &str,
+) -> bumpalo::collections::String<'b> {
+    bumpalo::format!(
+        in arena,
+        "Bad Request: a header name spelled with _ for - names {}, which the gateway sets or checks",
+        distill::cut_at_echo_bound(header)
+    )
 }
 
 /// Which pass over a message this is.

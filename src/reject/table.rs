@@ -140,6 +140,20 @@ pub enum Reason {
     WrongIssuer,
     /// OAuth: a valid token without a scope the request needs.
     InsufficientScope,
+    /// A header name holding `_` that, read with `-` for `_`, names a
+    /// header the gateway sets or checks (`X_Auth_Subject`,
+    /// `Content_Length`): stacks that read both spellings as one would act
+    /// on the one the gateway did not check.
+    UnderscoredHeader,
+    /// `Mcp-Method`, `Mcp-Name` or `Mcp-Param-*` on a GET or DELETE, which
+    /// has no body for them to mirror: nothing would check them.
+    UnmirroredHeader,
+    /// `params` holding a member the gate reads (`arguments`, `name`,
+    /// `uri`, `_meta`) spelled in another case.
+    AliasedMember,
+    /// An `access_token` in the query string of a request to a gateway
+    /// that authenticates (OAuth 2.1 keeps tokens out of URIs).
+    TokenInQuery,
 }
 
 /// The shape of the answer a row sends.
@@ -171,7 +185,7 @@ pub struct Row {
 use DataKey as K;
 
 /// The rejection table: one row per [`Reason`], at the reason's index.
-pub const TABLE: [Row; 41] = [
+pub const TABLE: [Row; 45] = [
     row(
         Reason::MethodNotAllowed,
         Rejecter::Wire,
@@ -519,6 +533,42 @@ pub const TABLE: [Row; 41] = [
         Rejecter::Wire,
         "insufficient_scope",
         403,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    // A header spelled with `_` for `-` is the same header to CGI and WSGI
+    // stacks: refused rather than passed beside the one checked.
+    row(
+        Reason::UnderscoredHeader,
+        Rejecter::Wire,
+        "underscored_header",
+        400,
+        Condition::InvalidRequest,
+        &[K::Header],
+    ),
+    // A stream's GET or a session's DELETE has no body to mirror.
+    row(
+        Reason::UnmirroredHeader,
+        Rejecter::Wire,
+        "unmirrored_header",
+        400,
+        Condition::InvalidRequest,
+        &[K::Header],
+    ),
+    row(
+        Reason::AliasedMember,
+        Rejecter::Schema,
+        "aliased_member",
+        400,
+        Condition::InvalidParams,
+        &[],
+    ),
+    // Never logged or echoed with its value.
+    row(
+        Reason::TokenInQuery,
+        Rejecter::Wire,
+        "token_in_query",
+        400,
         Condition::InvalidRequest,
         &[],
     ),

@@ -50,6 +50,9 @@ pub struct Head<'a> {
     pub chunked: bool,
     /// The request said `HTTP/1.0`.
     pub http10: bool,
+    /// What the head parser saw of the fields (`Mcp-Param-*` fields, a
+    /// name holding `_`), so later stages need not look again.
+    pub(crate) seen: crate::gate::fields::Seen,
 }
 
 impl<'a> Head<'a> {
@@ -74,6 +77,14 @@ impl<'a> Head<'a> {
 impl crate::gate::RequestHeaders for Head<'_> {
     fn header(&self, name: &str) -> Option<&[u8]> {
         Head::header(self, name)
+    }
+
+    fn unmirrored_param(&self, mirrored: &dyn Fn(&str) -> bool) -> Option<&str> {
+        // The head parser counted them: a head without one looks no further.
+        if self.seen.params == 0 {
+            return None;
+        }
+        crate::gate::headers::unmirrored_in(self.headers.iter().map(|h| h.name), mirrored)
     }
 }
 

@@ -322,6 +322,17 @@ fn carries_body(head: &Head<'_>) -> bool {
     head.chunked || head.content_length.is_some_and(|n| n > 0)
 }
 
+/// The binding header a legacy GET or DELETE carries, if any: with no
+/// body, nothing would check it before the upstream (or a proxy behind
+/// the gateway) acted on it.
+fn unmirrored_on_stream(head: &Head<'_>) -> Option<&'static str> {
+    use crate::gate::headers::names;
+    [names::METHOD, names::NAME]
+        .into_iter()
+        .find(|name| head.header(name).is_some())
+        .or_else(|| (head.seen.params > 0).then_some("Mcp-Param-*"))
+}
+
 /// GET and DELETE on the endpoint belong to the 2025 transports: requests
 /// without `MCP-Protocol-Version` (2025-03-26, per the spec) or naming a
 /// 2025 revision.
@@ -334,6 +345,24 @@ impl Service for McpService {
     type Pending = Pending;
 
     fn on_head(&self, head: &Head<'_>) -> Option<Response> {
+        // The head parser refused names spelling the fields it knows; the
+        // identity headers are configured, so they are compared here, and
+        // only when some name holds `_`.
+        if head.seen.underscored
+            && let Some(oauth) = &self.wire.oauth
+            && let Some(header) = head
+                .headers
+                .iter()
+                .find_map(|h| oauth.identity_spelled(h.name.as_bytes()))
+        {
+            return Some(self.answer(self.gate.refuse_underscored(header)));
+        }
+        if self.wire.authenticates() && head.query.is_some_and(wire::token_in_query) {
+            return Some(self.refuse(
+                Reason::TokenInQuery,
+                "Bad Request: an access token may not be sent in the query string",
+            ));
+        }
         let route = self.route(head.path);
         match route {
             Route::Endpoint
@@ -343,6 +372,17 @@ impl Service for McpService {
             {
                 if let Err(refusal) = self.wire.check_stream(head, head.method == "GET") {
                     return Some(self.refuse(refusal.reason, refusal.message));
+                }
+                if let Some(header) = unmirrored_on_stream(head) {
+                    return Some(self.answer(self.gate.rejections().send(
+                        Reason::UnmirroredHeader,
+                        None,
+                        Some("Bad Request: a GET or DELETE has no body for Mcp-Method, Mcp-Name or Mcp-Param-* to mirror"),
+                        &[(
+                            crate::reject::codes::DataKey::Header,
+                            crate::reject::envelope::DataValue::Text(header.as_bytes()),
+                        )],
+                    )));
                 }
                 carries_body(head).then(|| self.body_not_allowed())
             }

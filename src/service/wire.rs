@@ -106,6 +106,11 @@ impl WirePolicy {
         Ok(())
     }
 
+    /// Whether requests must carry a bearer token or an OAuth access token.
+    pub fn authenticates(&self) -> bool {
+        self.oauth.is_some() || !self.bearer_tokens.is_empty()
+    }
+
     /// Whether the gateway checks `Authorization` itself (then it is not
     /// passed on: the token is the gateway's, not the upstream's; an OAuth
     /// token only where `oauth_forward_authorization` says so).
@@ -137,6 +142,39 @@ impl WirePolicy {
             found | constant_time_eq(known.as_bytes(), token)
         })
     }
+}
+
+/// Whether a query string holds an `access_token` parameter (any case,
+/// percent-escapes in its name decoded, `&` or `;` between parameters):
+/// OAuth 2.1 keeps tokens out of URIs, which logs and caches keep, and an
+/// upstream reading one would find a credential the gateway never checked.
+pub fn token_in_query(query: &str) -> bool {
+    query
+        .split(['&', ';'])
+        .any(|parameter| names_access_token(parameter.split('=').next().unwrap_or_default()))
+}
+
+/// `name`, percent-decoded, is `access_token` case aside.
+fn names_access_token(name: &str) -> bool {
+    const TOKEN: &[u8] = b"access_token";
+    let mut bytes = name.bytes();
+    let mut at = 0;
+    while let Some(b) = bytes.next() {
+        let b = if b == b'%' {
+            let hex = |d: Option<u8>| d.and_then(|d| (d as char).to_digit(16));
+            match (hex(bytes.next()), hex(bytes.next())) {
+                (Some(hi), Some(lo)) => (hi * 16 + lo) as u8,
+                _ => return false,
+            }
+        } else {
+            b
+        };
+        if TOKEN.get(at).is_none_or(|t| !t.eq_ignore_ascii_case(&b)) {
+            return false;
+        }
+        at += 1;
+    }
+    at == TOKEN.len()
 }
 
 /// `http(s)://localhost`, `127.0.0.1` or `[::1]`, any port.
@@ -271,6 +309,30 @@ mod tests {
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
     ];
+
+    #[test]
+    fn an_access_token_parameter_is_found_in_any_case_and_escaping() {
+        for query in [
+            "access_token=abc",
+            "a=1&access_token=abc",
+            "ACCESS_TOKEN=abc",
+            "x=1;Access_Token",
+            "access%5Ftoken=abc",
+            "%61ccess_token=",
+        ] {
+            assert!(token_in_query(query), "{query}");
+        }
+        for query in [
+            "",
+            "token=abc",
+            "access_tokens=abc",
+            "x=access_token",
+            "access_toke",
+            "access%5token=a",
+        ] {
+            assert!(!token_in_query(query), "{query}");
+        }
+    }
 
     #[test]
     fn loopback_origins_pass_and_foreign_ones_are_forbidden() {

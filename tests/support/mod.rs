@@ -319,7 +319,10 @@ pub fn scenario(reason: Reason) -> Option<Scenario> {
         | Reason::TokenExpired
         | Reason::WrongAudience
         | Reason::WrongIssuer
-        | Reason::InsufficientScope => return None,
+        | Reason::InsufficientScope
+        | Reason::UnderscoredHeader
+        | Reason::UnmirroredHeader
+        | Reason::TokenInQuery => return None,
         gate_reason => message_for(gate_reason),
     })
 }
@@ -438,6 +441,13 @@ fn message_for(reason: Reason) -> Scenario {
             let message = tools_call(json!(24), "echo", json!({}));
             let (h, b) = modern(&message);
             (h, b, json!(24))
+        }
+        // `arguments` beside the same member in another case.
+        Reason::AliasedMember => {
+            let mut message = tools_call(json!(25), "echo", json!({}));
+            message["params"]["Arguments"] = json!({"text": 1});
+            let (h, b) = modern(&message);
+            (h, b, json!(25))
         }
         other => unreachable!("{other:?} has no gate scenario"),
     }

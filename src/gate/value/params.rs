@@ -3,7 +3,8 @@
 //! exactly when the argument is there and not null, and must equal it
 //! after base64-sentinel decoding: strings byte for byte, integers
 //! numerically (`42` and `42.0` agree), booleans as `true`/`false`.
-//! `Mcp-Param-*` headers no annotation names pass untouched. On the 2025
+//! An `Mcp-Param-*` header no annotation names is refused (the gate:
+//! nothing would check it before the upstream read it). On the 2025
 //! lanes, which do not have these headers, the ones a client sends are
 //! held to the body all the same, but none is required (as for
 //! `Mcp-Name`: see `binding`).

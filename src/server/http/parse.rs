@@ -110,7 +110,7 @@ pub(crate) fn with_head<R>(
     if transfer_encoding && (content_length.is_some() || http10) {
         return Err(HttpError::BadRequest);
     }
-    check_fields(req.headers, http10).map_err(HttpError::Field)?;
+    let seen = check_fields(req.headers, http10).map_err(HttpError::Field)?;
     let framing = match (transfer_encoding, content_length) {
         (true, _) => Framing::Chunked,
         (false, Some(0)) | (false, None) => Framing::None,
@@ -136,6 +136,7 @@ pub(crate) fn with_head<R>(
         content_length,
         chunked: transfer_encoding,
         http10,
+        seen,
     };
     Ok(Some(f(&head, meta)))
 }

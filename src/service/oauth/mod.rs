@@ -187,6 +187,22 @@ impl OAuth {
         ))
     }
 
+    /// The identity header a client's header name holding `_` stands for,
+    /// read with `-` for `_` (case aside): stacks that read both spellings
+    /// as one would take the client's for the gateway's.
+    /// A name spelled exactly is not one: the gateway drops it and sets
+    /// its own.
+    pub fn identity_spelled(&self, name: &[u8]) -> Option<&str> {
+        if !name.contains(&b'_') {
+            return None;
+        }
+        [&self.subject_header, &self.scopes_header]
+            .into_iter()
+            .flatten()
+            .find(|header| crate::gate::fields::spells(name, header.as_bytes()))
+            .map(|header| &**header)
+    }
+
     /// Headers the upstream receives in place of any the client sent
     /// under their names: the subject and the scopes, each where a header
     /// is configured and the value can be written in one.
