@@ -38,10 +38,16 @@ pub struct TapeNode<'p> {
 /// written with a fraction or an exponent, or beyond 64 bits, is a float and
 /// gives no `u64`/`i64`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum TapeNumber {
+pub enum TapeNumber<'p> {
     I64(i64),
     U64(u64),
     F64(f64),
+    /// An integer literal beyond 64 bits that its float (the first field,
+    /// which is what it compares as) does not hold exactly, as written. Its
+    /// magnitude is 2^63 or more, so the float decides it exactly against
+    /// any bound or value of smaller magnitude; against a larger one only
+    /// the text can.
+    Wide(f64, &'p str),
 }
 
 impl<'p> TapeNode<'p> {
@@ -107,13 +113,40 @@ impl<'p> TapeNode<'p> {
     }
 
     /// The number, if this is one.
-    pub fn as_number(&self) -> Option<TapeNumber> {
+    pub fn as_number(&self) -> Option<TapeNumber<'p>> {
         match *self.head() {
             Node::Static(StaticNode::I64(value)) => Some(TapeNumber::I64(value)),
             Node::Static(StaticNode::U64(value)) => Some(TapeNumber::U64(value)),
-            Node::Static(StaticNode::F64(value)) => Some(TapeNumber::F64(value)),
+            Node::Static(StaticNode::F64(value)) => Some(match self.wide_literal(value) {
+                Some(text) => TapeNumber::Wide(value, text),
+                None => TapeNumber::F64(value),
+            }),
             _ => None,
         }
+    }
+
+    /// The text of this float if it was read from an integer literal
+    /// beyond 64 bits that it does not hold exactly. A float below 2^63,
+    /// or a document without such a literal, costs one comparison.
+    #[inline]
+    fn wide_literal(&self, value: f64) -> Option<&'p str> {
+        if !super::wide::may_be_wide(value) || self.source.wide.is_empty() {
+            return None;
+        }
+        let source: &'p Source = self.source;
+        source.wide_literal(source.index_of(self.address())?)
+    }
+
+    /// Whether this value holds, at any depth, an integer literal beyond
+    /// 64 bits that its float does not hold exactly
+    /// ([`TapeNumber::Wide`]).
+    pub fn holds_wide_integer(&self) -> bool {
+        if self.source.wide.is_empty() {
+            return false;
+        }
+        self.source
+            .index_of(self.address())
+            .is_some_and(|index| self.source.holds_wide(index, self.nodes.nodes().len()))
     }
 
     /// A non-negative number written as an integer (like `serde_json`:
@@ -252,6 +285,9 @@ impl<'p> TapeNode<'p> {
                         })
                 }
                 (Node::Static(_), Value::Number(right)) => match node.as_number() {
+                    // Inexact as a float and beyond 64 bits: equal to no
+                    // number a schema value holds.
+                    Some(TapeNumber::Wide(..)) => false,
                     Some(left) => jsonschema::json::cmp::equal_numbers(&left, right),
                     None => false,
                 },
@@ -302,6 +338,10 @@ impl<'p> TapeNode<'p> {
                     }
                 }
                 (Node::Static(_), Node::Static(_)) => match (left.as_number(), right.as_number()) {
+                    // JSON writes an integer one way (no leading zeros), so
+                    // two such literals are equal when their texts are.
+                    (Some(TapeNumber::Wide(_, a)), Some(TapeNumber::Wide(_, b))) => a == b,
+                    (Some(TapeNumber::Wide(..)), _) | (_, Some(TapeNumber::Wide(..))) => false,
                     (Some(a), Some(b)) => jsonschema::json::cmp::equal_numbers(&a, &b.to_number()),
                     _ => false,
                 },
@@ -324,12 +364,12 @@ impl std::fmt::Debug for TapeNode<'_> {
     }
 }
 
-impl TapeNumber {
+impl TapeNumber<'_> {
     pub fn as_u64(&self) -> Option<u64> {
         match *self {
             TapeNumber::I64(value) => u64::try_from(value).ok(),
             TapeNumber::U64(value) => Some(value),
-            TapeNumber::F64(_) => None,
+            TapeNumber::F64(_) | TapeNumber::Wide(..) => None,
         }
     }
 
@@ -337,7 +377,7 @@ impl TapeNumber {
         match *self {
             TapeNumber::I64(value) => Some(value),
             TapeNumber::U64(value) => i64::try_from(value).ok(),
-            TapeNumber::F64(_) => None,
+            TapeNumber::F64(_) | TapeNumber::Wide(..) => None,
         }
     }
 
@@ -345,25 +385,28 @@ impl TapeNumber {
         match *self {
             TapeNumber::I64(value) => value as f64,
             TapeNumber::U64(value) => value as f64,
-            TapeNumber::F64(value) => value,
+            TapeNumber::F64(value) | TapeNumber::Wide(value, _) => value,
         }
     }
 
     /// Integral value (drafts 6 and later: `1.0` is an integer).
     pub fn is_integer(&self) -> bool {
         match *self {
-            TapeNumber::I64(_) | TapeNumber::U64(_) => true,
+            TapeNumber::I64(_) | TapeNumber::U64(_) | TapeNumber::Wide(..) => true,
             TapeNumber::F64(value) => value.fract() == 0.0,
         }
     }
 
-    /// The number as `serde_json` holds it. Parsing refuses non-finite
+    /// The number as `serde_json` holds it (an integer beyond 64 bits as
+    /// its float, as `serde_json` reads one). Parsing refuses non-finite
     /// floats, so every tape number has one.
     pub fn to_number(self) -> Number {
         match self {
             TapeNumber::I64(value) => Number::from(value),
             TapeNumber::U64(value) => Number::from(value),
-            TapeNumber::F64(value) => Number::from_f64(value).unwrap_or_else(|| Number::from(0)),
+            TapeNumber::F64(value) | TapeNumber::Wide(value, _) => {
+                Number::from_f64(value).unwrap_or_else(|| Number::from(0))
+            }
         }
     }
 }
