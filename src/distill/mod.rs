@@ -210,27 +210,52 @@ impl std::error::Error for ExplainBuildError {}
 /// float too.
 const WIDE: f64 = 9_223_372_036_854_775_808.0;
 
-/// Whether `schema` holds, anywhere, a `multipleOf` or a number of
-/// magnitude 2^63 or more (a bound, a `const` or `enum` value, or any
-/// other).
+/// Whether `schema` holds, anywhere, a number of magnitude 2^63 or more (a
+/// bound, a `const` or `enum` value, or any other) or a `multipleOf` that
+/// is not a whole number up to 2^53 - 1.
 ///
 /// An integer beyond 64 bits is held as its nearest float, of magnitude
 /// 2^63 or more, and JSON Schema compares it with numbers (the bounds,
 /// `const`, `enum`) and divides it (`multipleOf`). Against a number of
 /// smaller magnitude the float stands on the same side as the exact value
-/// and is never equal to it, so the verdict is exact; only a number as
-/// large, or a divisor, can be judged otherwise. Reading the whole schema
+/// and is never equal to it, so the verdict is exact; a whole divisor up
+/// to 2^53 - 1 divides the literal as written (`jsonschema` reads the text
+/// of an integer that large, which the tape keeps). Only a number as large,
+/// or another divisor, can be judged otherwise. Reading the whole schema
 /// (applied where it may be, inside `not` too) keeps the test sound
 /// without deciding where each keyword applies.
 pub fn compares_wide_integers(schema: &Value) -> bool {
     match schema {
-        Value::Number(number) => number.as_f64().is_some_and(|value| value.abs() >= WIDE),
+        Value::Number(number) => reaches_wide(number),
         Value::Array(items) => items.iter().any(compares_wide_integers),
         Value::Object(members) => members.iter().any(|(key, value)| {
-            (key == "multipleOf" && value.is_number()) || compares_wide_integers(value)
+            (key == "multipleOf" && value.as_f64().is_some_and(divides_by_text))
+                || compares_wide_integers(value)
         }),
         _ => false,
     }
+}
+
+/// Whether an integer beyond 64 bits, read as its float, may compare with
+/// `number` otherwise than its exact value does: only a number it may
+/// round to. Those lie at or past 2^64 and at or below -2^63, so every
+/// `u64` (compared exactly, never as a float) is below them, and of the
+/// `i64` only -2^63 is among them.
+pub(crate) fn reaches_wide(number: &serde_json::Number) -> bool {
+    if number.is_u64() {
+        return false;
+    }
+    match number.as_i64() {
+        Some(value) => value == i64::MIN,
+        None => number.as_f64().is_some_and(|value| value.abs() >= WIDE),
+    }
+}
+
+/// Whether a `multipleOf` of `divisor` may judge an integer beyond 64 bits
+/// by its float: `jsonschema` divides the text of a large integer only by
+/// a whole divisor up to 2^53 - 1.
+pub(crate) fn divides_by_text(divisor: f64) -> bool {
+    !(divisor > 0.0 && divisor.fract() == 0.0 && divisor <= 9_007_199_254_740_991.0)
 }
 
 /// Whether `number` is an integer literal beyond 64 bits that its float

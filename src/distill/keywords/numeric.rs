@@ -5,9 +5,10 @@
 //! `numeric`), without the validator's dispatch; any other bound, and
 //! `multipleOf`, by a tiny jsonschema validator. Texts name the bound only.
 //! An integer beyond 64 bits that its float does not hold exactly is
-//! reported at a bound of magnitude 2^63 or more and at `multipleOf`, which
-//! its float may be judged otherwise by (the gate refuses it wherever the
-//! schema has such a comparison: `Explainer::compares_wide_integers`).
+//! reported at a bound of magnitude 2^63 or more and at a `multipleOf` that
+//! does not divide its text, which its float may be judged otherwise by
+//! (the gate refuses it wherever the schema has such a comparison:
+//! `Explainer::compares_wide_integers`).
 
 use jsonschema::Validator;
 use jsonschema::json::{Json, JsonNumber, Node};
@@ -17,7 +18,7 @@ use serde_json::{Map, Value, json};
 use super::super::build::Build;
 use super::super::texts::{self, Msg};
 use super::super::walk::Walker;
-use super::super::{Keyword, WIDE, is_wide_integer};
+use super::super::{Keyword, divides_by_text, is_wide_integer, reaches_wide};
 
 /// A bound keyword: its name, its keyword and its text.
 type Kind = (&'static str, Keyword, fn(&Value) -> String);
@@ -113,8 +114,10 @@ impl<F: Json> NumericKw<F> {
                 divisor: (keyword == Keyword::MultipleOf)
                     .then(|| bound.as_f64())
                     .flatten(),
-                wide: keyword == Keyword::MultipleOf
-                    || bound.as_f64().is_some_and(|limit| limit.abs() >= WIDE),
+                wide: match bound {
+                    Value::Number(limit) if keyword != Keyword::MultipleOf => reaches_wide(limit),
+                    _ => bound.as_f64().is_some_and(divides_by_text),
+                },
             });
         }
         (!bounds.is_empty()).then_some(NumericKw { bounds })
