@@ -64,8 +64,8 @@ struct Bound<F: Json> {
     /// `multipleOf`'s divisor, to tell overflow from a plain miss.
     divisor: Option<f64>,
     /// Whether an integer beyond 64 bits may be judged otherwise by its
-    /// float than by its exact value here: `multipleOf`, or a bound of
-    /// magnitude 2^63 or more.
+    /// float than by its exact value here: a bound its float may round to,
+    /// or a `multipleOf` that does not divide its text.
     wide: bool,
 }
 
