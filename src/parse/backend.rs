@@ -56,7 +56,7 @@ impl JsonNumber for TapeNumber<'_> {
     fn as_str(&self) -> Cow<'_, str> {
         match *self {
             // The only form that holds its value exactly.
-            TapeNumber::Wide(_, text) => Cow::Borrowed(text),
+            TapeNumber::Wide(wide) => Cow::Borrowed(wide.text()),
             _ => Cow::Owned(TapeNumber::to_number(*self).to_string()),
         }
     }

@@ -48,7 +48,7 @@ mod scan;
 pub mod span;
 #[allow(unsafe_code)]
 mod subtree;
-mod wide;
+pub(crate) mod wide;
 pub(crate) mod words;
 #[allow(unsafe_code)]
 mod writer;
@@ -139,15 +139,14 @@ impl Source {
         self.body.get()
     }
 
-    /// The text of node `index`, an integer literal beyond 64 bits that its
-    /// float does not hold exactly; `None` for any other node.
-    fn wide_literal(&self, index: u32) -> Option<&str> {
+    /// Node `index`, if it is an integer literal beyond 64 bits that its
+    /// float does not hold exactly.
+    fn wide_at(&self, index: u32) -> Option<&wide::Literal> {
         let at = self
             .wide
             .binary_search_by_key(&(index as usize), |literal| literal.index)
             .ok()?;
-        let literal = self.wide[at];
-        std::str::from_utf8(self.body().get(literal.start..literal.end)?).ok()
+        self.wide.get(at)
     }
 
     /// Whether the nodes `index..index + len` hold such a literal.

@@ -11,6 +11,7 @@ use simd_json::{Node, StaticNode};
 
 use super::Source;
 use super::subtree::Subtree;
+use super::wide::Literal;
 
 /// The kind of a JSON value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,12 +43,41 @@ pub enum TapeNumber<'p> {
     I64(i64),
     U64(u64),
     F64(f64),
-    /// An integer literal beyond 64 bits that its float (the first field,
-    /// which is what it compares as) does not hold exactly, as written. Its
-    /// magnitude is 2^63 or more, so the float decides it exactly against
-    /// any bound or value of smaller magnitude; against a larger one only
-    /// the text can.
-    Wide(f64, &'p str),
+    /// An integer literal beyond 64 bits that its float (what it compares
+    /// as) does not hold exactly, kept as written. Its magnitude is 2^63 or
+    /// more, so the float decides it exactly against any bound or value of
+    /// smaller magnitude; against a larger one only the text can.
+    Wide(WideNumber<'p>),
+}
+
+/// A [`TapeNumber::Wide`]: where its float and text are kept. (One
+/// pointer, so that a `TapeNumber` stays two words, returned in registers
+/// by the backend's `as_number` on every number the validator reads.)
+#[derive(Clone, Copy)]
+pub struct WideNumber<'p>(&'p Literal);
+
+impl<'p> WideNumber<'p> {
+    /// The float it was read as.
+    pub fn value(&self) -> f64 {
+        self.0.value
+    }
+
+    /// The literal as the body writes it.
+    pub fn text(&self) -> &'p str {
+        &self.0.text
+    }
+}
+
+impl PartialEq for WideNumber<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl std::fmt::Debug for WideNumber<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WideNumber({})", self.text())
+    }
 }
 
 impl<'p> TapeNode<'p> {
@@ -118,23 +148,25 @@ impl<'p> TapeNode<'p> {
             Node::Static(StaticNode::I64(value)) => Some(TapeNumber::I64(value)),
             Node::Static(StaticNode::U64(value)) => Some(TapeNumber::U64(value)),
             Node::Static(StaticNode::F64(value)) => Some(match self.wide_literal(value) {
-                Some(text) => TapeNumber::Wide(value, text),
+                Some(wide) => TapeNumber::Wide(wide),
                 None => TapeNumber::F64(value),
             }),
             _ => None,
         }
     }
 
-    /// The text of this float if it was read from an integer literal
-    /// beyond 64 bits that it does not hold exactly. A float below 2^63,
-    /// or a document without such a literal, costs one comparison.
+    /// This float as a [`WideNumber`] if it was read from an integer
+    /// literal beyond 64 bits that it does not hold exactly. A float below
+    /// 2^63, or a document without such a literal, costs one comparison.
     #[inline]
-    fn wide_literal(&self, value: f64) -> Option<&'p str> {
+    fn wide_literal(&self, value: f64) -> Option<WideNumber<'p>> {
         if !super::wide::may_be_wide(value) || self.source.wide.is_empty() {
             return None;
         }
         let source: &'p Source = self.source;
-        source.wide_literal(source.index_of(self.address())?)
+        source
+            .wide_at(source.index_of(self.address())?)
+            .map(WideNumber)
     }
 
     /// Whether this value holds, at any depth, an integer literal beyond
@@ -340,7 +372,7 @@ impl<'p> TapeNode<'p> {
                 (Node::Static(_), Node::Static(_)) => match (left.as_number(), right.as_number()) {
                     // JSON writes an integer one way (no leading zeros), so
                     // two such literals are equal when their texts are.
-                    (Some(TapeNumber::Wide(_, a)), Some(TapeNumber::Wide(_, b))) => a == b,
+                    (Some(TapeNumber::Wide(a)), Some(TapeNumber::Wide(b))) => a == b,
                     (Some(TapeNumber::Wide(..)), _) | (_, Some(TapeNumber::Wide(..))) => false,
                     (Some(a), Some(b)) => jsonschema::json::cmp::equal_numbers(&a, &b.to_number()),
                     _ => false,
@@ -385,7 +417,8 @@ impl TapeNumber<'_> {
         match *self {
             TapeNumber::I64(value) => value as f64,
             TapeNumber::U64(value) => value as f64,
-            TapeNumber::F64(value) | TapeNumber::Wide(value, _) => value,
+            TapeNumber::F64(value) => value,
+            TapeNumber::Wide(wide) => wide.value(),
         }
     }
 
@@ -404,8 +437,9 @@ impl TapeNumber<'_> {
         match self {
             TapeNumber::I64(value) => Number::from(value),
             TapeNumber::U64(value) => Number::from(value),
-            TapeNumber::F64(value) | TapeNumber::Wide(value, _) => {
-                Number::from_f64(value).unwrap_or_else(|| Number::from(0))
+            TapeNumber::F64(value) => Number::from_f64(value).unwrap_or_else(|| Number::from(0)),
+            TapeNumber::Wide(wide) => {
+                Number::from_f64(wide.value()).unwrap_or_else(|| Number::from(0))
             }
         }
     }
@@ -619,7 +653,12 @@ pub(super) fn subtree_to_value(nodes: &[Node<'_>]) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::same_text;
+    use super::{TapeNumber, same_text};
+
+    #[test]
+    fn a_tape_number_is_two_words() {
+        assert_eq!(std::mem::size_of::<TapeNumber<'_>>(), 16);
+    }
 
     #[test]
     fn same_text_is_equality_at_every_length_and_position() {

@@ -27,12 +27,14 @@ pub(super) fn may_be_wide(value: f64) -> bool {
 }
 
 /// An integer literal of the body beyond 64 bits that its `f64` does not
-/// hold exactly: its node's index on the tape and its bytes in the body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Literal {
+/// hold exactly: its node's index on the tape, that float and its text
+/// (a copy: a `TapeNumber` then refers to it with one pointer, and only a
+/// body holding such a literal pays for it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Literal {
     pub(super) index: usize,
-    pub(super) start: usize,
-    pub(super) end: usize,
+    pub(super) value: f64,
+    pub(super) text: Box<str>,
 }
 
 /// Appends to `out`, in tape order, every integer literal of `body` that
@@ -72,8 +74,8 @@ pub(super) fn find(body: &[u8], tape: &[Node<'_>], out: &mut Vec<Literal>) {
                 {
                     out.push(Literal {
                         index,
-                        start,
-                        end: at,
+                        value,
+                        text: String::from_utf8_lossy(&body[start..at]).into(),
                     });
                 }
                 index += 1;
@@ -123,9 +125,7 @@ mod tests {
         let tape = simd_json::to_tape(&mut copy).unwrap();
         let mut out = Vec::new();
         find(body.as_bytes(), &tape.0, &mut out);
-        out.iter()
-            .map(|l| (l.index, body[l.start..l.end].to_owned()))
-            .collect()
+        out.iter().map(|l| (l.index, l.text.to_string())).collect()
     }
 
     #[test]
