@@ -30,7 +30,7 @@ pub mod catalog {
 pub mod distill {
     pub use crate::distill::{
         Collector, Distilled, ECHO_BOUND, ExplainOptions, Explainer, Keyword, MAX_LOCATIONS,
-        MAX_PROBLEMS, PathToken, summary_line,
+        MAX_PROBLEMS, PathToken, compares_wide_integers, summary_line,
     };
 }
 

@@ -1675,3 +1675,75 @@ fn in_an_event_stream_only_the_response_event_carries_the_additions() {
         1
     );
 }
+
+#[test]
+fn integers_beyond_64_bits_reach_the_upstream_only_when_within_a_bound_as_large() {
+    let upstream = Upstream::start(echo_ids());
+    let catalog =
+        std::env::temp_dir().join(format!("mcpgate-forward-wide-{}.json", std::process::id()));
+    std::fs::write(
+        &catalog,
+        br#"[{"name": "measure", "inputSchema": {"type": "object", "properties": {
+              "max": {"type": "integer", "maximum": 100000000000000000000},
+              "min": {"type": "integer", "minimum": 100000000000000000000},
+              "xmax": {"type": "integer", "exclusiveMaximum": 100000000000000000000},
+              "neg": {"type": "integer", "minimum": -100000000000000000000},
+              "c": {"const": 100000000000000000000},
+              "e": {"enum": [100000000000000000000, 5]}}}}]"#,
+    )
+    .unwrap();
+    let server = gateway(&upstream.url(), &["--catalog", catalog.to_str().unwrap()]);
+    std::fs::remove_file(&catalog).unwrap();
+    // Exact bytes: each first literal reads as the same float as the
+    // second, and lies over, under or beside the bound where the second
+    // does not.
+    let cases = [
+        (r#"{"max":100000000000000000001}"#, false),
+        (r#"{"max":100000000000000000000}"#, true),
+        (r#"{"min":99999999999999999999}"#, false),
+        (r#"{"min":100000000000000000000}"#, true),
+        (r#"{"xmax":99999999999999999999}"#, false),
+        (r#"{"xmax":99999999999999983616}"#, true),
+        (r#"{"neg":-100000000000000000001}"#, false),
+        (r#"{"neg":-100000000000000000000}"#, true),
+        (r#"{"c":100000000000000000001}"#, false),
+        (r#"{"c":100000000000000000000}"#, true),
+        (r#"{"e":100000000000000000001}"#, false),
+        (r#"{"e":100000000000000000000}"#, true),
+    ];
+    let mut forwarded = Vec::new();
+    for (id, (arguments, allowed)) in cases.into_iter().enumerate() {
+        let message = tools_call(json!(id), "measure", json!({}));
+        let text = serde_json::to_string(&message).unwrap();
+        let body = text.replacen(
+            r#""arguments":{}"#,
+            &format!(r#""arguments":{arguments}"#),
+            1,
+        );
+        let answer = server.send(&post(
+            "/mcp",
+            &modern_headers(&message),
+            body.as_bytes(),
+            CLIENT_HEADERS,
+        ));
+        assert_eq!(answer.status, 200, "{arguments}");
+        let answer = answer.json();
+        assert_eq!(answer["id"], json!(id), "{arguments}");
+        assert_eq!(
+            answer["result"]["isError"] == true,
+            !allowed,
+            "{arguments}: {answer}"
+        );
+        if allowed {
+            forwarded.push(body.into_bytes());
+        } else {
+            let issue = answer["result"]["structuredContent"]["details"][0]["issue"]
+                .as_str()
+                .unwrap();
+            assert!(!issue.contains("0000000000000000000"), "{issue}");
+        }
+    }
+    // What reached the upstream: the allowed calls, byte for byte.
+    let received: Vec<Vec<u8>> = upstream.received().into_iter().map(|r| r.body).collect();
+    assert_eq!(received, forwarded);
+}

@@ -301,6 +301,86 @@ fn the_verdict_service_answers_204_for_a_valid_message() {
 }
 
 #[test]
+fn a_second_gateway_on_a_served_address_exits_1_and_the_first_serves_every_request() {
+    let first = start();
+    let address = first.address.to_string();
+    let catalog = catalog_path();
+    let mut second = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"));
+    second
+        .args(["serve", "--listen", &address, "--workers", "2"])
+        .args(["--bearer-tokens", TOKEN, "--catalog"])
+        .arg(&catalog)
+        .env("MCPGATE_LOG", "warn");
+    let ran = process::run_bounded(&mut second, Duration::from_secs(30));
+    assert_eq!(ran.status.code(), Some(1), "stderr: {}", ran.stderr);
+    assert!(
+        ran.stderr
+            .contains(&format!("another process is serving {address}")),
+        "stderr: {}",
+        ran.stderr
+    );
+    assert!(!ran.stdout.contains("listening on"), "{}", ran.stdout);
+    // Every new connection still reaches the first gateway: none went to a
+    // listener of the second.
+    let message = tools_call(json!("v"), "echo", json!({"text": "hi"}));
+    let raw = post(
+        "/validate",
+        &modern_headers(&message),
+        &serde_json::to_vec(&message).unwrap(),
+        &format!("{CLIENT_HEADERS}{}", auth()),
+    );
+    for _ in 0..20 {
+        assert_eq!(first.send(&raw).status, 204);
+    }
+    assert_eq!(
+        first.metric("mcpgate_allowed_total{lane=\"modern\",kind=\"request\"}"),
+        20
+    );
+}
+
+#[test]
+fn a_gateway_restarted_on_its_port_starts_while_old_connections_linger() {
+    let port = process::free_port();
+    let address = format!("127.0.0.1:{port}");
+    let start_on = || {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"));
+        command
+            .args(["serve", "--listen", &address, "--workers", "2"])
+            .env("MCPGATE_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("mcpgate starts")
+    };
+    let first_line = |child: &mut std::process::Child| {
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        line
+    };
+    let mut old = start_on();
+    assert_eq!(first_line(&mut old), format!("listening on {address}\n"));
+    // A connection the gateway closes first leaves the port in TIME_WAIT.
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    assert_eq!(read_answer(&mut stream).status, 200);
+    old.kill().unwrap();
+    old.wait().unwrap();
+    let mut new = start_on();
+    let line = first_line(&mut new);
+    let _ = new.kill();
+    let _ = new.wait();
+    assert_eq!(line, format!("listening on {address}\n"));
+}
+
+#[test]
 fn a_405_names_the_methods_its_path_takes() {
     let server = start();
     for path in ["/healthz", "/metrics"] {

@@ -582,6 +582,70 @@ fn keyword_schemas_agree_on_number_literals() {
     eprintln!("keyword schemas on number literals: {checks} differential checks");
 }
 
+/// An integer literal beyond 64 bits that its float does not hold exactly
+/// is kept as written: equality (`enum`, `uniqueItems`) and a whole
+/// `multipleOf` judge its exact value, where `serde_json` reads the float.
+/// Against a bound or a `const` number as large the validator still reads
+/// the float, and the gate refuses it there (`compares_wide_integers`).
+#[test]
+fn integers_beyond_64_bits_get_the_verdicts_of_their_exact_value() {
+    use mcpgate::internal::distill::compares_wide_integers;
+    let mut parser = Parser::new();
+    let cases = [
+        (json!({"multipleOf": 2}), "18446744073709551617", false),
+        (json!({"multipleOf": 2}), "18446744073709551618", true),
+        (json!({"multipleOf": 3}), "-100000000000000000002", true),
+        (json!({"const": 1e20}), "100000000000000000000", true),
+        (json!({"enum": [1e20, "a"]}), "100000000000000000001", false),
+        (json!({"enum": [1e20, "a"]}), "100000000000000000000", true),
+        (
+            json!({"uniqueItems": true}),
+            "[100000000000000000001,100000000000000000000]",
+            true,
+        ),
+        (
+            json!({"uniqueItems": true}),
+            "[100000000000000000001,100000000000000000001]",
+            false,
+        ),
+        (json!({"type": "integer"}), "100000000000000000001", true),
+        (json!({"maximum": 5}), "100000000000000000001", false),
+        (json!({"minimum": -5}), "-100000000000000000001", false),
+    ];
+    for (schema, text, expected) in cases {
+        let pair = Pair::new(schema.to_string(), &schema);
+        let document = parser.parse(text.as_bytes(), LIMITS).unwrap();
+        assert_eq!(
+            pair.tape.is_valid(document.root()),
+            expected,
+            "{schema} on {text}"
+        );
+    }
+    for schema in [
+        json!({"maximum": 1e20}),
+        json!({"const": 1e20}),
+        json!({"properties": {"a": {"not": {"minimum": -1e19}}}}),
+        json!({"enum": [-9223372036854775808i64]}),
+        json!({"multipleOf": 0.5}),
+        json!({"multipleOf": 1e16}),
+    ] {
+        assert!(compares_wide_integers(&schema), "{schema}");
+    }
+    // The message schemas compare no number that large: their verdicts on
+    // such integers are exact, and no message is refused for holding one.
+    for document in SchemaDocument::ALL {
+        assert!(!compares_wide_integers(&document.parse()), "{document:?}");
+    }
+    for schema in [
+        json!({"maximum": 9e18, "minimum": -9e18}),
+        json!({"multipleOf": 9007199254740991u64}),
+        json!({"enum": [9223372036854775807i64, "x"]}),
+        json!({"const": 18446744073709551615u64}),
+    ] {
+        assert!(!compares_wide_integers(&schema), "{schema}");
+    }
+}
+
 /// `const`/`enum` and `uniqueItems` compare numbers mathematically and
 /// objects regardless of member order; spot checks with known verdicts.
 #[test]

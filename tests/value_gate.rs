@@ -1075,3 +1075,147 @@ fn optional_items_of_the_wrong_type_name_what_was_allowed() {
         "{issue}"
     );
 }
+
+/// A tool whose schema compares numbers beyond 64 bits (every bound
+/// 10^20), and one whose bounds are small.
+fn wide_gate() -> Gate {
+    let tools: Value = serde_json::from_str(
+        r#"[{"name": "measure", "inputSchema": {"type": "object", "properties": {
+              "max": {"type": "integer", "maximum": 100000000000000000000},
+              "min": {"type": "integer", "minimum": 100000000000000000000},
+              "xmax": {"type": "integer", "exclusiveMaximum": 100000000000000000000},
+              "neg": {"type": "integer", "minimum": -100000000000000000000},
+              "c": {"const": 100000000000000000000},
+              "e": {"enum": [100000000000000000000, 5]},
+              "even": {"type": "integer", "multipleOf": 2},
+              "free": {"type": "integer"}}}},
+            {"name": "count", "inputSchema": {"type": "object", "properties": {
+              "n": {"type": "integer", "maximum": 10},
+              "tag": {"type": "integer"}}}}]"#,
+    )
+    .unwrap();
+    let gate = Gate::new(GateConfig::default()).unwrap();
+    gate.set_catalog(
+        Catalog::from_json(&tools, CatalogSource::File, &CatalogOptions::default()).unwrap(),
+    );
+    gate
+}
+
+/// The verdict on a call of `tool` whose `arguments` are the exact bytes
+/// `arguments`.
+fn raw_verdict<'g>(gate: &'g Gate, tool: &str, arguments: &str) -> Verdict<'g> {
+    let (headers, body) = raw_call(tool, arguments);
+    gate.check(headers.as_slice(), &body)
+}
+
+#[test]
+fn integers_beyond_64_bits_are_judged_by_their_exact_value_against_bounds_as_large() {
+    let gate = wide_gate();
+    // Each first literal reads as the same float as the second (or as the
+    // bound), and lies on the other side of the bound or is not equal to it.
+    let cases = [
+        (
+            "max",
+            "100000000000000000001",
+            "100000000000000000000",
+            "maximum",
+        ),
+        (
+            "min",
+            "99999999999999999999",
+            "100000000000000000000",
+            "minimum",
+        ),
+        (
+            "xmax",
+            "99999999999999999999",
+            "99999999999999983616",
+            "exclusiveMaximum",
+        ),
+        (
+            "neg",
+            "-100000000000000000001",
+            "-100000000000000000000",
+            "minimum",
+        ),
+        (
+            "c",
+            "100000000000000000001",
+            "100000000000000000000",
+            "const",
+        ),
+        (
+            "e",
+            "100000000000000000001",
+            "100000000000000000000",
+            "enum",
+        ),
+        (
+            "even",
+            "18446744073709551617",
+            "18446744073709551616",
+            "multipleOf",
+        ),
+    ];
+    for (name, refused_literal, allowed_literal, keyword) in cases {
+        let refused = format!(r#"{{"{name}":{refused_literal}}}"#);
+        let envelope = envelope_of(raw_verdict(&gate, "measure", &refused));
+        assert_eq!(
+            envelope["details"][0]["path"], name,
+            "{refused}: {envelope}"
+        );
+        assert_eq!(
+            envelope["details"][0]["keyword"], keyword,
+            "{refused}: {envelope}"
+        );
+        // The gateway's words, never the value sent.
+        assert!(
+            !envelope.to_string().contains(refused_literal),
+            "{envelope}"
+        );
+        let allowed = format!(r#"{{"{name}":{allowed_literal}}}"#);
+        assert!(
+            matches!(raw_verdict(&gate, "measure", &allowed), Verdict::Allow(_)),
+            "{allowed}"
+        );
+    }
+    // A bound the float cannot be judged by is named as such.
+    let envelope = envelope_of(raw_verdict(
+        &gate,
+        "measure",
+        r#"{"max":100000000000000000001}"#,
+    ));
+    assert_eq!(
+        envelope["details"][0]["issue"],
+        "value is an integer beyond 64 bits, which is not compared exactly with this bound"
+    );
+}
+
+#[test]
+fn integers_beyond_64_bits_meet_small_bounds_exactly_and_are_refused_where_the_schema_compares_large_ones()
+ {
+    let gate = wide_gate();
+    let envelope = envelope_of(raw_verdict(
+        &gate,
+        "count",
+        r#"{"n":100000000000000000001}"#,
+    ));
+    assert_eq!(codes(&envelope), ["SCHEMA_MAXIMUM"], "{envelope}");
+    let allowed = r#"{"tag":100000000000000000001,"n":-100000000000000000001}"#;
+    assert!(matches!(
+        raw_verdict(&gate, "count", allowed),
+        Verdict::Allow(_)
+    ));
+    // Where the schema compares numbers that large, an inexact integer is
+    // refused even where no such keyword applies to it (fail closed).
+    let envelope = envelope_of(raw_verdict(
+        &gate,
+        "measure",
+        r#"{"free":100000000000000000001}"#,
+    ));
+    assert_eq!(envelope["details"][0]["path"], "free", "{envelope}");
+    assert_eq!(
+        envelope["details"][0]["issue"],
+        "value is an integer beyond 64 bits, refused where the schema compares numbers that large"
+    );
+}

@@ -29,7 +29,7 @@ mod walk;
 use std::borrow::Cow;
 use std::fmt;
 
-use jsonschema::json::Json;
+use jsonschema::json::{Json, JsonNumber};
 use serde_json::Value;
 
 pub use build::local_pointer;
@@ -39,6 +39,7 @@ pub use collect::{
 };
 pub use path::{PathToken, cut_at_echo_bound, within_echo_bound};
 
+use crate::parse::{NodeKind, TapeNode};
 use keywords::SchemaNode;
 use walk::{OnFalse, Walker};
 
@@ -205,10 +206,115 @@ impl fmt::Display for ExplainBuildError {
 
 impl std::error::Error for ExplainBuildError {}
 
+/// 2^63: an integer beyond 64 bits has at least this magnitude, and its
+/// float too.
+const WIDE: f64 = 9_223_372_036_854_775_808.0;
+
+/// Whether `schema` holds, anywhere, a number of magnitude 2^63 or more (a
+/// bound, a `const` or `enum` value, or any other) or a `multipleOf` that
+/// is not a whole number up to 2^53 - 1.
+///
+/// An integer beyond 64 bits is held as its nearest float, of magnitude
+/// 2^63 or more, and JSON Schema compares it with numbers (the bounds,
+/// `const`, `enum`) and divides it (`multipleOf`). Against a number of
+/// smaller magnitude the float stands on the same side as the exact value
+/// and is never equal to it, so the verdict is exact; a whole divisor up
+/// to 2^53 - 1 divides the literal as written (`jsonschema` reads the text
+/// of an integer that large, which the tape keeps). Only a number as large,
+/// or another divisor, can be judged otherwise. Reading the whole schema
+/// (applied where it may be, inside `not` too) keeps the test sound
+/// without deciding where each keyword applies.
+pub fn compares_wide_integers(schema: &Value) -> bool {
+    match schema {
+        Value::Number(number) => reaches_wide(number),
+        Value::Array(items) => items.iter().any(compares_wide_integers),
+        Value::Object(members) => members.iter().any(|(key, value)| {
+            (key == "multipleOf" && value.as_f64().is_some_and(divides_by_text))
+                || compares_wide_integers(value)
+        }),
+        _ => false,
+    }
+}
+
+/// Whether an integer beyond 64 bits, read as its float, may compare with
+/// `number` otherwise than its exact value does: only a number it may
+/// round to. Those lie at or past 2^64 and at or below -2^63, so every
+/// `u64` (compared exactly, never as a float) is below them, and of the
+/// `i64` only -2^63 is among them.
+pub(crate) fn reaches_wide(number: &serde_json::Number) -> bool {
+    if number.is_u64() {
+        return false;
+    }
+    match number.as_i64() {
+        Some(value) => value == i64::MIN,
+        None => number.as_f64().is_some_and(|value| value.abs() >= WIDE),
+    }
+}
+
+/// Whether a `multipleOf` of `divisor` may judge an integer beyond 64 bits
+/// by its float: `jsonschema` divides the text of a large integer only by
+/// a whole divisor up to 2^53 - 1.
+pub(crate) fn divides_by_text(divisor: f64) -> bool {
+    !(divisor > 0.0 && divisor.fract() == 0.0 && divisor <= 9_007_199_254_740_991.0)
+}
+
+/// Whether `number` is an integer literal beyond 64 bits that its float
+/// does not hold exactly (the tape's `TapeNumber::Wide`; `serde_json`
+/// without arbitrary precision has none).
+pub(crate) fn is_wide_integer<N: JsonNumber>(number: &N) -> bool {
+    number.as_u64().is_none()
+        && number.as_i64().is_none()
+        && number.as_f64().is_some_and(|value| value.abs() >= WIDE)
+        && !number.as_str().contains(['.', 'e', 'E'])
+}
+
+/// Reports the first integer of `instance` beyond 64 bits that its float
+/// does not hold exactly ([`is_wide_integer`]), at its location, as not
+/// compared: what explains a refusal the verdict made for such an integer
+/// alone ([`Explainer::compares_wide_integers`]) when the walk reached no
+/// comparison of it.
+pub fn report_wide_integer(instance: TapeNode<'_>, collector: &mut Collector) {
+    let mut path: smallvec::SmallVec<[path::Tok<'_>; 32]> = smallvec::SmallVec::new();
+    let mut node = instance;
+    // Down through the one child that holds it, each time.
+    'down: while node.holds_wide_integer() {
+        if node.kind() == NodeKind::Number {
+            collector.report(
+                &path,
+                "integer",
+                Keyword::Other,
+                None,
+                texts::Msg::Static(texts::WIDE_INTEGER_HELD),
+                0,
+            );
+            return;
+        }
+        for (name, value) in node.members() {
+            if value.holds_wide_integer() {
+                path.push(path::Tok::Key(Cow::Borrowed(name)));
+                node = value;
+                continue 'down;
+            }
+        }
+        for (index, value) in node.elements().enumerate() {
+            if value.holds_wide_integer() {
+                path.push(path::Tok::Index(index));
+                node = value;
+                continue 'down;
+            }
+        }
+        return;
+    }
+}
+
 /// Explains why an instance fails a schema; built once per schema (at
 /// registration), shared across threads.
 pub struct Explainer<F: Json> {
     nodes: Vec<SchemaNode<F>>,
+    /// Whether the schema compares numbers where an integer beyond 64 bits
+    /// read as its float may be judged otherwise than by its exact value
+    /// ([`compares_wide_integers`]).
+    compares_wide: bool,
 }
 
 impl<F: Json> fmt::Debug for Explainer<F> {
@@ -248,7 +354,19 @@ impl<F: Json> Explainer<F> {
                 reason: error.to_string(),
             })?;
         let nodes = build::Build::<F>::new(schema, options.assert_formats).run();
-        Ok(Explainer { nodes })
+        Ok(Explainer {
+            nodes,
+            compares_wide: compares_wide_integers(schema),
+        })
+    }
+
+    /// Whether the schema's verdict on a value holding an integer literal
+    /// beyond 64 bits that its float does not hold exactly may differ from
+    /// the verdict on its exact value ([`compares_wide_integers`]): the
+    /// gate then refuses such a value, and a walk of it reports each such
+    /// comparison it reaches ([`is_wide_integer`]).
+    pub fn compares_wide_integers(&self) -> bool {
+        self.compares_wide
     }
 
     /// What the schema node that reported `problem` (found by this

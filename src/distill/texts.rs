@@ -48,6 +48,10 @@ pub(crate) const UNEVALUATED_ITEM: &str = "item is not allowed by unevaluatedIte
 pub(crate) const UNEVALUATED_ITEMS: &str = "value has items not allowed by unevaluatedItems";
 pub(crate) const UNIQUE_ITEMS: &str = "value must contain unique items";
 pub(crate) const MULTIPLE_OF_OVERFLOW: &str = "value could not be checked against multipleOf";
+pub(crate) const WIDE_INTEGER: &str =
+    "value is an integer beyond 64 bits, which is not compared exactly with this bound";
+pub(crate) const WIDE_INTEGER_HELD: &str =
+    "value is an integer beyond 64 bits, refused where the schema compares numbers that large";
 pub(crate) const ONE_OF_SEVERAL: &str = "value matches more than one alternative";
 pub(crate) const NOT: &str = "value must not match the schema in 'not'";
 pub(crate) const TOO_DEEP: &str = "value is nested too deeply to be checked";

@@ -45,11 +45,21 @@ impl Root {
     /// prechecks aside).
     pub fn is_valid(&self, message: TapeNode<'_>, classified: &Classified<'_>) -> bool {
         match self.reads {
-            Reads::Message => self.validator.is_valid(message),
+            Reads::Message => self.validator.is_valid(message) && !self.refuses_wide(message),
             Reads::Params => classified
                 .params
-                .is_none_or(|params| self.validator.is_valid(params)),
+                .is_none_or(|params| self.validator.is_valid(params) && !self.refuses_wide(params)),
         }
+    }
+
+    /// Whether `instance` holds an integer beyond 64 bits that its float
+    /// does not hold exactly, where the schema compares numbers that the
+    /// float may be judged otherwise by than the exact value: refused
+    /// whatever the validator said (fail closed, ARCHITECTURE.md, "The
+    /// value gate").
+    #[inline]
+    fn refuses_wide(&self, instance: TapeNode<'_>) -> bool {
+        self.explainer.compares_wide_integers() && instance.holds_wide_integer()
     }
 }
 

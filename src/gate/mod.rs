@@ -888,6 +888,10 @@ impl Gate {
         if !walked {
             root.explainer.explain(instance, collector);
         }
+        if collector.emitted() == 0 && root.explainer.compares_wide_integers() {
+            // Refused for an integer beyond 64 bits alone (`Root::is_valid`).
+            distill::report_wide_integer(instance, collector);
+        }
         let found = collector.found(0);
         let refuse = |flagged: bool, summary: &str, errors: DataValue<'_>, total: usize| {
             let reason = if flagged {
@@ -964,7 +968,13 @@ impl Gate {
         };
         let arguments = message.members.arguments;
         let valid = match arguments {
-            Some(arguments) => tool.input.is_valid(arguments),
+            // An integer beyond 64 bits that its float does not hold
+            // exactly is refused where the tool's schema compares numbers
+            // its float may be judged otherwise by (fail closed).
+            Some(arguments) => {
+                tool.input.is_valid(arguments)
+                    && !(tool.explainer.compares_wide_integers() && arguments.holds_wide_integer())
+            }
             None => tool.accepts_no_arguments,
         };
         let normalizing = pass == Pass::First && self.config.normalization;

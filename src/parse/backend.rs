@@ -40,7 +40,7 @@ impl Json for TapeJson {
     }
 }
 
-impl JsonNumber for TapeNumber {
+impl JsonNumber for TapeNumber<'_> {
     fn as_u64(&self) -> Option<u64> {
         TapeNumber::as_u64(self)
     }
@@ -54,7 +54,11 @@ impl JsonNumber for TapeNumber {
     }
 
     fn as_str(&self) -> Cow<'_, str> {
-        Cow::Owned(TapeNumber::to_number(*self).to_string())
+        match *self {
+            // The only form that holds its value exactly.
+            TapeNumber::Wide(wide) => Cow::Borrowed(wide.text()),
+            _ => Cow::Owned(TapeNumber::to_number(*self).to_string()),
+        }
     }
 
     fn to_number(&self) -> Cow<'_, serde_json::Number> {
@@ -74,7 +78,7 @@ impl JsonNumber for TapeNumber {
 impl<'a> Node<'a, TapeJson> for TapeNode<'a> {
     type Object = TapeObject<'a>;
     type Array = TapeArray<'a>;
-    type Number = TapeNumber;
+    type Number = TapeNumber<'a>;
 
     fn as_object(&self) -> Option<TapeObject<'a>> {
         (self.kind() == super::NodeKind::Object).then_some(TapeObject(*self))
@@ -88,7 +92,7 @@ impl<'a> Node<'a, TapeJson> for TapeNode<'a> {
         TapeNode::as_str(self).map(Cow::Borrowed)
     }
 
-    fn as_number(&self) -> Option<TapeNumber> {
+    fn as_number(&self) -> Option<TapeNumber<'a>> {
         TapeNode::as_number(self)
     }
 

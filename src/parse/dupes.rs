@@ -40,15 +40,20 @@ impl KeyTable {
 
     /// The first defect of the document, in one pass linear in its size:
     /// every object's keys are visited once (skipping values by their node
-    /// counts), and the pass itself visits every node once.
-    pub(super) fn check(&mut self, tape: &[Node<'_>]) -> Option<Defect> {
+    /// counts), and the pass itself visits every node once. `wide` is set
+    /// when a float of the tape may be an integer literal beyond 64 bits
+    /// ([`super::wide::may_be_wide`]).
+    pub(super) fn check(&mut self, tape: &[Node<'_>], wide: &mut bool) -> Option<Defect> {
         for (at, node) in tape.iter().enumerate() {
             match node {
                 Node::Object { len, .. } if *len > 1 && self.has_duplicate(tape, at, *len) => {
                     return Some(Defect::DuplicateKey);
                 }
-                Node::Static(StaticNode::F64(value)) if !value.is_finite() => {
-                    return Some(Defect::NonFinite);
+                Node::Static(StaticNode::F64(value)) => {
+                    if !value.is_finite() {
+                        return Some(Defect::NonFinite);
+                    }
+                    *wide |= super::wide::may_be_wide(*value);
                 }
                 _ => {}
             }

@@ -27,7 +27,9 @@
 //! lone surrogate escapes (simd-json refuses them itself), and number
 //! literals beyond `f64`'s range (`1e400`: `serde_json` refuses those too).
 //! Integers beyond 64 bits are numbers, held as floats (simd-json's
-//! `big-int-as-float`), as `serde_json` holds them.
+//! `big-int-as-float`), as `serde_json` holds them; one its float does not
+//! hold exactly is also kept as written (`wide`), for the schemas that
+//! compare numbers that large.
 //!
 //! Depth: simd-json checks it while building the tape, with an explicit
 //! stack, so a body of 100,000 open brackets costs one pass up to the limit
@@ -46,6 +48,7 @@ mod scan;
 pub mod span;
 #[allow(unsafe_code)]
 mod subtree;
+pub(crate) mod wide;
 pub(crate) mod words;
 #[allow(unsafe_code)]
 mod writer;
@@ -114,6 +117,9 @@ pub(crate) struct Source {
     body: BodyStore,
     tape_address: usize,
     tape_len: usize,
+    /// The document's integer literals beyond 64 bits that their floats do
+    /// not hold exactly, in tape order (almost always none).
+    wide: Vec<wide::Literal>,
 }
 
 /// The source of nodes that belong to no document (property names).
@@ -121,6 +127,7 @@ static DETACHED: Source = Source {
     body: BodyStore::empty(),
     tape_address: 0,
     tape_len: 0,
+    wide: Vec::new(),
 };
 
 impl Source {
@@ -130,6 +137,25 @@ impl Source {
 
     fn body(&self) -> &[u8] {
         self.body.get()
+    }
+
+    /// Node `index`, if it is an integer literal beyond 64 bits that its
+    /// float does not hold exactly.
+    fn wide_at(&self, index: u32) -> Option<&wide::Literal> {
+        let at = self
+            .wide
+            .binary_search_by_key(&(index as usize), |literal| literal.index)
+            .ok()?;
+        self.wide.get(at)
+    }
+
+    /// Whether the nodes `index..index + len` hold such a literal.
+    fn holds_wide(&self, index: u32, len: usize) -> bool {
+        let from = index as usize;
+        let at = self.wide.partition_point(|literal| literal.index < from);
+        self.wide
+            .get(at)
+            .is_some_and(|literal| literal.index < from + len)
     }
 
     /// The tape index of the node at `address`, if it is one of this
@@ -201,6 +227,7 @@ impl Parser {
                 body: BodyStore::empty(),
                 tape_address: 0,
                 tape_len: 0,
+                wide: Vec::new(),
             },
         }
     }
@@ -216,6 +243,7 @@ impl Parser {
         self.source.body.set(body);
         self.source.tape_address = 0;
         self.source.tape_len = 0;
+        self.source.wide.clear();
 
         let fast_tape = self.fast_tape.fill();
         let fast = fast::fill(
@@ -234,7 +262,7 @@ impl Parser {
             #[cfg(debug_assertions)]
             assert_eq!(
                 duplicate,
-                KeyTable::new().check(&fast_tape.0) == Some(Defect::DuplicateKey),
+                KeyTable::new().check(&fast_tape.0, &mut false) == Some(Defect::DuplicateKey),
                 "the listed objects and the whole tape disagree on duplicate keys"
             );
             if duplicate {
@@ -243,10 +271,14 @@ impl Parser {
             &fast_tape.0
         } else {
             let nodes = self.simd_json.tape(body, limits)?;
-            match self.keys.check(nodes) {
+            let mut wide = false;
+            match self.keys.check(nodes, &mut wide) {
                 Some(Defect::DuplicateKey) => return Err(ParseError::DuplicateKey),
                 Some(Defect::NonFinite) => return Err(ParseError::Malformed),
                 None => {}
+            }
+            if wide {
+                wide::find(body, nodes, &mut self.source.wide);
             }
             nodes
         };

@@ -11,6 +11,7 @@ use simd_json::{Node, StaticNode};
 
 use super::Source;
 use super::subtree::Subtree;
+use super::wide::Literal;
 
 /// The kind of a JSON value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,10 +39,45 @@ pub struct TapeNode<'p> {
 /// written with a fraction or an exponent, or beyond 64 bits, is a float and
 /// gives no `u64`/`i64`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum TapeNumber {
+pub enum TapeNumber<'p> {
     I64(i64),
     U64(u64),
     F64(f64),
+    /// An integer literal beyond 64 bits that its float (what it compares
+    /// as) does not hold exactly, kept as written. Its magnitude is 2^63 or
+    /// more, so the float decides it exactly against any bound or value of
+    /// smaller magnitude; against a larger one only the text can.
+    Wide(WideNumber<'p>),
+}
+
+/// A [`TapeNumber::Wide`]: where its float and text are kept. (One
+/// pointer, so that a `TapeNumber` stays two words, returned in registers
+/// by the backend's `as_number` on every number the validator reads.)
+#[derive(Clone, Copy)]
+pub struct WideNumber<'p>(&'p Literal);
+
+impl<'p> WideNumber<'p> {
+    /// The float it was read as.
+    pub fn value(&self) -> f64 {
+        self.0.value
+    }
+
+    /// The literal as the body writes it.
+    pub fn text(&self) -> &'p str {
+        &self.0.text
+    }
+}
+
+impl PartialEq for WideNumber<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl std::fmt::Debug for WideNumber<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WideNumber({})", self.text())
+    }
 }
 
 impl<'p> TapeNode<'p> {
@@ -107,13 +143,42 @@ impl<'p> TapeNode<'p> {
     }
 
     /// The number, if this is one.
-    pub fn as_number(&self) -> Option<TapeNumber> {
+    pub fn as_number(&self) -> Option<TapeNumber<'p>> {
         match *self.head() {
             Node::Static(StaticNode::I64(value)) => Some(TapeNumber::I64(value)),
             Node::Static(StaticNode::U64(value)) => Some(TapeNumber::U64(value)),
-            Node::Static(StaticNode::F64(value)) => Some(TapeNumber::F64(value)),
+            Node::Static(StaticNode::F64(value)) => Some(match self.wide_literal(value) {
+                Some(wide) => TapeNumber::Wide(wide),
+                None => TapeNumber::F64(value),
+            }),
             _ => None,
         }
+    }
+
+    /// This float as a [`WideNumber`] if it was read from an integer
+    /// literal beyond 64 bits that it does not hold exactly. A float below
+    /// 2^63, or a document without such a literal, costs one comparison.
+    #[inline]
+    fn wide_literal(&self, value: f64) -> Option<WideNumber<'p>> {
+        if !super::wide::may_be_wide(value) || self.source.wide.is_empty() {
+            return None;
+        }
+        let source: &'p Source = self.source;
+        source
+            .wide_at(source.index_of(self.address())?)
+            .map(WideNumber)
+    }
+
+    /// Whether this value holds, at any depth, an integer literal beyond
+    /// 64 bits that its float does not hold exactly
+    /// ([`TapeNumber::Wide`]).
+    pub fn holds_wide_integer(&self) -> bool {
+        if self.source.wide.is_empty() {
+            return false;
+        }
+        self.source
+            .index_of(self.address())
+            .is_some_and(|index| self.source.holds_wide(index, self.nodes.nodes().len()))
     }
 
     /// A non-negative number written as an integer (like `serde_json`:
@@ -252,6 +317,9 @@ impl<'p> TapeNode<'p> {
                         })
                 }
                 (Node::Static(_), Value::Number(right)) => match node.as_number() {
+                    // Inexact as a float and beyond 64 bits: equal to no
+                    // number a schema value holds.
+                    Some(TapeNumber::Wide(..)) => false,
                     Some(left) => jsonschema::json::cmp::equal_numbers(&left, right),
                     None => false,
                 },
@@ -302,6 +370,10 @@ impl<'p> TapeNode<'p> {
                     }
                 }
                 (Node::Static(_), Node::Static(_)) => match (left.as_number(), right.as_number()) {
+                    // JSON writes an integer one way (no leading zeros), so
+                    // two such literals are equal when their texts are.
+                    (Some(TapeNumber::Wide(a)), Some(TapeNumber::Wide(b))) => a == b,
+                    (Some(TapeNumber::Wide(..)), _) | (_, Some(TapeNumber::Wide(..))) => false,
                     (Some(a), Some(b)) => jsonschema::json::cmp::equal_numbers(&a, &b.to_number()),
                     _ => false,
                 },
@@ -324,12 +396,12 @@ impl std::fmt::Debug for TapeNode<'_> {
     }
 }
 
-impl TapeNumber {
+impl TapeNumber<'_> {
     pub fn as_u64(&self) -> Option<u64> {
         match *self {
             TapeNumber::I64(value) => u64::try_from(value).ok(),
             TapeNumber::U64(value) => Some(value),
-            TapeNumber::F64(_) => None,
+            TapeNumber::F64(_) | TapeNumber::Wide(..) => None,
         }
     }
 
@@ -337,7 +409,7 @@ impl TapeNumber {
         match *self {
             TapeNumber::I64(value) => Some(value),
             TapeNumber::U64(value) => i64::try_from(value).ok(),
-            TapeNumber::F64(_) => None,
+            TapeNumber::F64(_) | TapeNumber::Wide(..) => None,
         }
     }
 
@@ -346,24 +418,29 @@ impl TapeNumber {
             TapeNumber::I64(value) => value as f64,
             TapeNumber::U64(value) => value as f64,
             TapeNumber::F64(value) => value,
+            TapeNumber::Wide(wide) => wide.value(),
         }
     }
 
     /// Integral value (drafts 6 and later: `1.0` is an integer).
     pub fn is_integer(&self) -> bool {
         match *self {
-            TapeNumber::I64(_) | TapeNumber::U64(_) => true,
+            TapeNumber::I64(_) | TapeNumber::U64(_) | TapeNumber::Wide(..) => true,
             TapeNumber::F64(value) => value.fract() == 0.0,
         }
     }
 
-    /// The number as `serde_json` holds it. Parsing refuses non-finite
+    /// The number as `serde_json` holds it (an integer beyond 64 bits as
+    /// its float, as `serde_json` reads one). Parsing refuses non-finite
     /// floats, so every tape number has one.
     pub fn to_number(self) -> Number {
         match self {
             TapeNumber::I64(value) => Number::from(value),
             TapeNumber::U64(value) => Number::from(value),
             TapeNumber::F64(value) => Number::from_f64(value).unwrap_or_else(|| Number::from(0)),
+            TapeNumber::Wide(wide) => {
+                Number::from_f64(wide.value()).unwrap_or_else(|| Number::from(0))
+            }
         }
     }
 }
@@ -576,7 +653,12 @@ pub(super) fn subtree_to_value(nodes: &[Node<'_>]) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::same_text;
+    use super::{TapeNumber, same_text};
+
+    #[test]
+    fn a_tape_number_is_two_words() {
+        assert_eq!(std::mem::size_of::<TapeNumber<'_>>(), 16);
+    }
 
     #[test]
     fn same_text_is_equality_at_every_length_and_position() {

@@ -129,6 +129,7 @@ pub fn serve_until<S: Service>(
     shutdown: ShutdownSignal,
 ) -> io::Result<()> {
     let workers = config.workers.max(1);
+    refuse_if_served(config.listen)?;
     let first = bind_listener(config.listen)?;
     let addr = first.local_addr()?;
     let mut listeners = vec![first];
@@ -228,6 +229,29 @@ pub fn serve_until<S: Service>(
     match failure {
         Some(e) => Err(e),
         None => result,
+    }
+}
+
+/// Fails when another socket already listens on `addr`. The workers'
+/// `SO_REUSEPORT` would let a second gateway of the same user bind it too
+/// and take a share of its connections; a socket bound without that option
+/// is refused (`EADDRINUSE`) while any other listens there, so a probe
+/// bound so, then closed, tells. Port 0 needs none: the kernel picks a port
+/// no socket holds, never one shared through `SO_REUSEPORT`.
+fn refuse_if_served(addr: SocketAddr) -> io::Result<()> {
+    if addr.port() == 0 {
+        return Ok(());
+    }
+    let probe = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // A port held only by closed connections (`TIME_WAIT`) is free to use.
+    probe.set_reuse_address(true)?;
+    match probe.bind(&addr.into()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AddrInUse => Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            format!("another process is serving {addr}"),
+        )),
+        Err(e) => Err(io::Error::new(e.kind(), format!("cannot bind {addr}: {e}"))),
     }
 }
 

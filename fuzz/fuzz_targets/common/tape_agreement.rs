@@ -77,6 +77,15 @@ impl Pair {
             context()
         );
 
+        // An integer literal beyond 64 bits that its float does not hold
+        // exactly is that float to `serde_json` but kept as written on the
+        // tape, which compares it exactly where `jsonschema` reads the text
+        // (`multipleOf` an integer) and in equality: the verdicts may
+        // differ, the tape's being the exact one (`tests/tape_backend.rs`
+        // holds it to known verdicts).
+        if root.holds_wide_integer() {
+            return;
+        }
         let valid = self.serde.is_valid(value);
         assert_eq!(valid, self.tape.is_valid(root), "is_valid: {}", context());
 

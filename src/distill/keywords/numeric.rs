@@ -4,16 +4,21 @@
 //! function jsonschema's validator for it calls (`jsonschema_value`'s
 //! `numeric`), without the validator's dispatch; any other bound, and
 //! `multipleOf`, by a tiny jsonschema validator. Texts name the bound only.
+//! An integer beyond 64 bits that its float does not hold exactly is
+//! reported at a bound of magnitude 2^63 or more and at a `multipleOf` that
+//! does not divide its text, which its float may be judged otherwise by
+//! (the gate refuses it wherever the schema has such a comparison:
+//! `Explainer::compares_wide_integers`).
 
 use jsonschema::Validator;
 use jsonschema::json::{Json, JsonNumber, Node};
 use jsonschema_value::numeric;
 use serde_json::{Map, Value, json};
 
-use super::super::Keyword;
 use super::super::build::Build;
 use super::super::texts::{self, Msg};
 use super::super::walk::Walker;
+use super::super::{Keyword, divides_by_text, is_wide_integer, reaches_wide};
 
 /// A bound keyword: its name, its keyword and its text.
 type Kind = (&'static str, Keyword, fn(&Value) -> String);
@@ -58,6 +63,10 @@ struct Bound<F: Json> {
     limit: Value,
     /// `multipleOf`'s divisor, to tell overflow from a plain miss.
     divisor: Option<f64>,
+    /// Whether an integer beyond 64 bits may be judged otherwise by its
+    /// float than by its exact value here: a bound its float may round to,
+    /// or a `multipleOf` that does not divide its text.
+    wide: bool,
 }
 
 pub(crate) struct NumericKw<F: Json> {
@@ -105,6 +114,10 @@ impl<F: Json> NumericKw<F> {
                 divisor: (keyword == Keyword::MultipleOf)
                     .then(|| bound.as_f64())
                     .flatten(),
+                wide: match bound {
+                    Value::Number(limit) if keyword != Keyword::MultipleOf => reaches_wide(limit),
+                    _ => bound.as_f64().is_some_and(divides_by_text),
+                },
             });
         }
         (!bounds.is_empty()).then_some(NumericKw { bounds })
@@ -120,7 +133,12 @@ impl<F: Json> NumericKw<F> {
         let Some(number) = instance.as_number() else {
             return;
         };
+        let wide = is_wide_integer(&number);
         for bound in &self.bounds {
+            if wide && bound.wide {
+                w.report(instance, bound.keyword, Msg::Static(texts::WIDE_INTEGER));
+                continue;
+            }
             let valid = match &bound.decide {
                 Decide::Integer(integer) => integer.admits(bound.keyword, &number),
                 Decide::Delegated(validator) => validator.is_valid(instance.clone()),

@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::catalog::Tool;
 use crate::distill::{
     Collector, Distilled, ECHO_BOUND, FoundProblem, Keyword, MAX_LOCATIONS, PathToken,
-    missing_property,
+    missing_property, report_wide_integer,
 };
 use crate::parse::{ParseLimits, Parser, TapeNode};
 use crate::reject::codes::tool_error_code;
@@ -125,7 +125,7 @@ fn explain_into(
     instance: TapeNode<'_>,
     collector: &mut Collector,
 ) -> ((Distilled, Gate), ExplainCost) {
-    tool.explainer.explain(instance, collector);
+    explain(tool, instance, collector);
     let cost = ExplainCost {
         walks: collector.walks(),
         problems: collector.emitted(),
@@ -141,6 +141,16 @@ fn explain_into(
             ((distilled, gate), cost)
         }
         _ => ((Distilled::unexplained(false), Gate::Values), cost),
+    }
+}
+
+/// The walk of refused arguments; where it found nothing, the verdict
+/// refused them for an integer beyond 64 bits alone (see
+/// `Explainer::compares_wide_integers`), which is reported where it is.
+fn explain(tool: &Tool, instance: TapeNode<'_>, collector: &mut Collector) {
+    tool.explainer.explain(instance, collector);
+    if collector.emitted() == 0 && tool.explainer.compares_wide_integers() {
+        report_wide_integer(instance, collector);
     }
 }
 
@@ -233,7 +243,7 @@ fn refuse_from<T, R>(
     first: impl FnOnce(bool) -> ControlFlow<R, T>,
     send: impl FnOnce(T, &ToolError<'_>) -> R,
 ) -> R {
-    tool.explainer.explain(instance, collector);
+    explain(tool, instance, collector);
     let told = match first(may_normalize(tool, collector)) {
         ControlFlow::Break(answered) => return answered,
         ControlFlow::Continue(told) => told,
