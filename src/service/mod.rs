@@ -12,6 +12,7 @@
 
 pub mod metrics;
 pub mod oauth;
+pub mod session;
 pub mod wire;
 
 use std::cell::Cell;
@@ -22,6 +23,7 @@ use crate::classify::RequestId;
 use crate::gate::watch::Watch;
 use crate::server::{Forward, Reply, UpstreamFailure, WatchedAnswer};
 use oauth::tokens::Grant;
+use session::{Owner, Sessions};
 
 use metrics::Metrics;
 use wire::WirePolicy;
@@ -35,6 +37,9 @@ pub const METRICS_PATH: &str = "/metrics";
 pub const HEALTH_PATH: &str = "/healthz";
 pub const NOOP_PATH: &str = "/_noop";
 
+/// The answer to a session id not sealed for its caller.
+const UNKNOWN_SESSION: &str = "Not Found: no such session";
+
 pub struct McpService {
     pub gate: Gate,
     pub endpoint: String,
@@ -45,6 +50,8 @@ pub struct McpService {
     /// [`NOOP_PATH`] is served; off, it is an unknown path, so a
     /// deployment does not answer 204 to what nobody checked.
     pub noop_route: bool,
+    /// With authentication on: session ids sealed to their caller.
+    pub sessions: Option<Sessions>,
 }
 
 /// What a forwarded message needs once the upstream has (not) answered.
@@ -61,6 +68,9 @@ pub struct Pending {
     stream: bool,
     /// What the gateway adds to the answer's result.
     adds: Additions,
+    /// With authentication on: whom a session id in the answer is sealed
+    /// for.
+    owner: Option<Owner>,
 }
 
 /// What the gateway adds to an answer's `result` (the error-envelope
@@ -174,6 +184,29 @@ impl McpService {
         })
     }
 
+    /// With authentication on: whom the request's sessions belong to, and
+    /// the length of its `Mcp-Session-Id` once the seal is taken off.
+    /// `None`: an id not sealed for this caller.
+    fn session_of(
+        &self,
+        head: &Head<'_>,
+        grant: Option<&Arc<Grant>>,
+    ) -> Option<(Option<Owner>, Option<usize>)> {
+        let Some(sessions) = &self.sessions else {
+            return Some((None, None));
+        };
+        let authorization = head.header("Authorization");
+        let owner = match grant {
+            Some(grant) => Some(sessions.owner_of_grant(grant, authorization)),
+            None => sessions.owner_of_token(authorization),
+        };
+        let Some(sealed) = head.header("Mcp-Session-Id") else {
+            return Some((owner, None));
+        };
+        let id = sessions.unseal(owner.as_ref()?, sealed)?;
+        Some((owner, Some(id.len())))
+    }
+
     /// A method the path does not take; `allow`: the ones it does (the
     /// `Allow` header a 405 must carry).
     fn method_not_allowed(&self, allow: &'static str, message: &str) -> Response {
@@ -270,15 +303,19 @@ impl McpService {
     }
 
     /// Sends a request on to the upstream: `body`, when given, instead of
-    /// the one received, with the identity headers of its token's `grant`.
+    /// the one received, with the identity headers of its token's `grant`
+    /// and its session id cut to `session_id` bytes.
     fn forward(
         &self,
         pending: Pending,
         body: Option<bytes::Bytes>,
         grant: Option<&Grant>,
+        session_id: Option<usize>,
     ) -> Reply<Pending> {
         Reply::Forward(Forward {
             body,
+            session_id,
+            seal_session: self.sessions.is_some(),
             edit: pending.adds.any(),
             withhold: if self.wire.consumes_authorization() {
                 &["Authorization"]
@@ -381,6 +418,9 @@ impl Service for McpService {
                         Err(reason) => return self.refuse(reason, oauth::message(reason)).into(),
                     },
                 };
+                let Some((owner, session_id)) = self.session_of(head, grant.as_ref()) else {
+                    return self.refuse(Reason::UnknownSession, UNKNOWN_SESSION).into();
+                };
                 // A resumed stream replays the answers of a request, a
                 // `tools/list` among them: cut to the caller's scopes as
                 // on a POST.
@@ -392,13 +432,26 @@ impl Service for McpService {
                         adds: Additions::default(),
                         listing_for,
                         stream: true,
+                        owner,
                     },
                     None,
                     grant.as_deref(),
+                    session_id,
                 );
             }
             Route::Endpoint => {
                 return self.judge(head, body, |allowed, grant| {
+                    // Before anything else: whether there is an upstream
+                    // tells another caller nothing either.
+                    let Some((owner, session_id)) = self.session_of(head, grant.as_ref()) else {
+                        return self
+                            .answer(self.gate.rejections().send_allowed(
+                                Reason::UnknownSession,
+                                allowed.id.as_ref(),
+                                Some(UNKNOWN_SESSION),
+                            ))
+                            .into();
+                    };
                     if !self.forwarding {
                         // Allowed, but this instance has no upstream to send it to.
                         return self
@@ -421,9 +474,11 @@ impl Service for McpService {
                             adds,
                             listing_for,
                             stream: false,
+                            owner,
                         },
                         allowed.forward,
                         grant.as_deref(),
+                        session_id,
                     )
                 });
             }
@@ -485,6 +540,14 @@ impl Service for McpService {
             self.metrics.answer_unedited();
         }
         edited
+    }
+
+    fn seal_session(&self, pending: &Pending, id: &[u8], out: &mut Vec<u8>) -> bool {
+        match (&self.sessions, &pending.owner) {
+            (Some(sessions), Some(owner)) => sessions.seal(owner, id, out),
+            // Sealed for nobody: not relayed.
+            _ => false,
+        }
     }
 
     fn rewrite_answer(&self, pending: &Pending, answer: WatchedAnswer<'_>) -> Option<Vec<u8>> {

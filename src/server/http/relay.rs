@@ -51,6 +51,18 @@ impl<S: Service> Conn<'_, S> {
             }
             Some(Ok(exchanged)) => exchanged,
         };
+        if forward.seal_session
+            && !seal_session_ids(&*worker.service, &forward.pending, &mut head.headers)
+        {
+            // Nothing of the answer is out yet; its connection is dropped
+            // with its body unread.
+            let resp = failure_answer(
+                &*worker.service,
+                &forward.pending,
+                UpstreamFailure::BadAnswer,
+            );
+            return self.answer(resp, meta.keep_alive, false, meta).await;
+        }
         if forward.rewrite && head.status == 200 {
             return self.relay_rewritten(forward, upstream, head, meta).await;
         }
@@ -363,6 +375,39 @@ fn hand_watched<S: Service>(service: &S, pending: S::Pending, answer: WatchedAns
     if catch_unwind(AssertUnwindSafe(|| service.on_answer(pending, answer))).is_err() {
         tracing::error!("the service panicked watching an answer");
     }
+}
+
+/// Every `Mcp-Session-Id` of an answer's `headers` (each `Name: value\r\n`)
+/// replaced by what the service seals it into; `false` when one cannot be
+/// sealed (the answer is not relayed). An answer without one is left as
+/// it is, and nothing is allocated for it.
+fn seal_session_ids<S: Service>(service: &S, pending: &S::Pending, headers: &mut Vec<u8>) -> bool {
+    const NAME: &[u8] = b"mcp-session-id: ";
+    let named = |line: &[u8]| {
+        line.get(..NAME.len())
+            .is_some_and(|n| n.eq_ignore_ascii_case(NAME))
+    };
+    if !headers.split_inclusive(|&b| b == b'\n').any(named) {
+        return true;
+    }
+    let mut sealed = Vec::with_capacity(headers.len() + 64);
+    for line in headers.split_inclusive(|&b| b == b'\n') {
+        if !named(line) {
+            sealed.extend_from_slice(line);
+            continue;
+        }
+        let value = line[NAME.len()..].strip_suffix(b"\r\n").unwrap_or_default();
+        sealed.extend_from_slice(&line[..NAME.len()]);
+        let done = catch_unwind(AssertUnwindSafe(|| {
+            service.seal_session(pending, value, &mut sealed)
+        }));
+        if !matches!(done, Ok(true)) {
+            return false;
+        }
+        sealed.extend_from_slice(b"\r\n");
+    }
+    *headers = sealed;
+    true
 }
 
 /// The status line and headers of a relayed answer, with its framing for
