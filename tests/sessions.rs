@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use process::{Answer, CLIENT_HEADERS, Server, post, run_bounded};
+use process::{Answer, CLIENT_HEADERS, Server, post, read_answer, run_bounded};
 use serde_json::{Value, json};
 use support::legacy_headers;
 use tokens::*;
@@ -202,33 +202,50 @@ fn session_header(session: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
+/// Sends `raw` to `to` on a fresh connection and reads one answer.
+fn send(to: SocketAddr, raw: &[u8]) -> Answer {
+    let mut stream = TcpStream::connect(to).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(raw).unwrap();
+    read_answer(&mut stream)
+}
+
 /// A 2025-11-25 `initialize`: it opens a session upstream.
-fn initialize(server: &Server, auth: &str) -> Answer {
+fn initialize(to: SocketAddr, auth: &str) -> Answer {
     let message = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "c", "version": "1"}}});
-    server.send(&post(
-        "/mcp",
-        &legacy_headers(),
-        &serde_json::to_vec(&message).unwrap(),
-        &format!("{CLIENT_HEADERS}{auth}"),
-    ))
+    send(
+        to,
+        &post(
+            "/mcp",
+            &legacy_headers(),
+            &serde_json::to_vec(&message).unwrap(),
+            &format!("{CLIENT_HEADERS}{auth}"),
+        ),
+    )
 }
 
 /// A `ping` POSTed in `session`.
-fn ping(server: &Server, auth: &str, session: Option<&str>) -> Answer {
+fn ping(to: SocketAddr, auth: &str, session: Option<&str>) -> Answer {
     let body = br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
-    server.send(&post(
-        "/mcp",
-        &legacy_headers(),
-        body,
-        &format!("{CLIENT_HEADERS}{auth}{}", session_header(session)),
-    ))
+    send(
+        to,
+        &post(
+            "/mcp",
+            &legacy_headers(),
+            body,
+            &format!("{CLIENT_HEADERS}{auth}{}", session_header(session)),
+        ),
+    )
 }
 
 /// The session's GET event stream.
-fn stream(server: &Server, auth: &str, session: &str) -> Answer {
-    server.send(
+fn stream(to: SocketAddr, auth: &str, session: &str) -> Answer {
+    send(
+        to,
         format!(
             "GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n{auth}{}\r\n",
             session_header(Some(session))
@@ -238,8 +255,9 @@ fn stream(server: &Server, auth: &str, session: &str) -> Answer {
 }
 
 /// The session's end.
-fn end(server: &Server, auth: &str, session: &str) -> Answer {
-    server.send(
+fn end(to: SocketAddr, auth: &str, session: &str) -> Answer {
+    send(
+        to,
         format!(
             "DELETE /mcp HTTP/1.1\r\nHost: t\r\nMCP-Protocol-Version: 2025-11-25\r\n{auth}{}\r\n",
             session_header(Some(session))
@@ -274,7 +292,7 @@ fn assert_unknown(answer: &Answer, id: Value) {
 /// reaches the upstream; neither does the upstream's raw id or an altered
 /// seal, from anyone. Returns A's sealed id.
 fn holds(server: &Server, upstream: &Upstream, a: &str, b: &str) -> String {
-    let opened = initialize(server, a);
+    let opened = initialize(server.address, a);
     assert_eq!(
         opened.status,
         200,
@@ -298,7 +316,7 @@ fn holds(server: &Server, upstream: &Upstream, a: &str, b: &str) -> String {
 
     // The owner's POST, GET and DELETE reach the upstream with its own id,
     // and every answer naming it names it sealed.
-    let answer = ping(server, a, Some(&sealed));
+    let answer = ping(server.address, a, Some(&sealed));
     assert_eq!(
         answer.status,
         200,
@@ -307,7 +325,7 @@ fn holds(server: &Server, upstream: &Upstream, a: &str, b: &str) -> String {
     );
     assert_eq!(upstream.last().header("Mcp-Session-Id"), Some(raw.as_str()));
     assert_eq!(answer.header("Mcp-Session-Id"), Some(sealed.as_str()));
-    let events = stream(server, a, &sealed);
+    let events = stream(server.address, a, &sealed);
     assert_eq!(events.status, 200);
     assert!(
         String::from_utf8_lossy(&events.body).contains(&format!("for {raw}")),
@@ -321,30 +339,30 @@ fn holds(server: &Server, upstream: &Upstream, a: &str, b: &str) -> String {
     // B: its token is valid (its own session opens), A's id is not its own.
     let before = upstream.count();
     let refused_before = unknown_sessions(server);
-    assert_unknown(&ping(server, b, Some(&sealed)), json!(2));
-    assert_unknown(&stream(server, b, &sealed), Value::Null);
-    assert_unknown(&end(server, b, &sealed), Value::Null);
+    assert_unknown(&ping(server.address, b, Some(&sealed)), json!(2));
+    assert_unknown(&stream(server.address, b, &sealed), Value::Null);
+    assert_unknown(&end(server.address, b, &sealed), Value::Null);
     // The upstream's own id, and a seal altered by one character, from A.
     let mut altered = sealed.clone().into_bytes();
     let last = altered.len() - 1;
     altered[last] = if altered[last] == b'A' { b'B' } else { b'A' };
     let altered = String::from_utf8(altered).unwrap();
     for bad in [raw.as_str(), altered.as_str(), "", "up-1.x"] {
-        assert_unknown(&ping(server, a, Some(bad)), json!(2));
-        assert_unknown(&stream(server, a, bad), Value::Null);
-        assert_unknown(&end(server, a, bad), Value::Null);
+        assert_unknown(&ping(server.address, a, Some(bad)), json!(2));
+        assert_unknown(&stream(server.address, a, bad), Value::Null);
+        assert_unknown(&end(server.address, a, bad), Value::Null);
     }
     assert_eq!(upstream.count(), before, "{:?}", upstream.received());
     assert_eq!(unknown_sessions(server), refused_before + 3 + 4 * 3);
 
-    let own = initialize(server, b);
+    let own = initialize(server.address, b);
     assert_eq!(own.status, 200);
     let own = own.header("Mcp-Session-Id").unwrap().to_owned();
     assert_ne!(own, sealed);
-    assert_eq!(ping(server, b, Some(&own)).status, 200);
-    assert_unknown(&ping(server, a, Some(&own)), json!(2));
+    assert_eq!(ping(server.address, b, Some(&own)).status, 200);
+    assert_unknown(&ping(server.address, a, Some(&own)), json!(2));
 
-    let ended = end(server, a, &sealed);
+    let ended = end(server.address, a, &sealed);
     assert_eq!(ended.status, 200);
     assert_eq!(upstream.last().request_line, "DELETE /mcp HTTP/1.1");
     assert_eq!(upstream.last().header("Mcp-Session-Id"), Some(raw.as_str()));
@@ -359,7 +377,7 @@ fn with_static_tokens_a_session_is_usable_only_with_the_token_that_opened_it() {
     // The token is nowhere in the id.
     assert!(!sealed.contains("token-a"));
     // Without a token the wire stage refuses first, as before.
-    assert_eq!(ping(&server, "", Some(&sealed)).status, 401);
+    assert_eq!(ping(server.address, "", Some(&sealed)).status, 401);
 }
 
 #[test]
@@ -373,34 +391,37 @@ fn with_oauth_a_session_is_usable_only_by_the_subject_that_opened_it() {
     // Bound to the subject, not the token: alice's next token holds it.
     let renewed = signer.sign(&claims(json!({"sub": "alice", "exp": now() + 600})));
     assert_ne!(renewed, alice);
-    let answer = ping(&server, &bearer(&renewed), Some(&sealed));
+    let answer = ping(server.address, &bearer(&renewed), Some(&sealed));
     assert_eq!(answer.status, 200);
     // A token without a `sub` owns its sessions by the token itself.
     let anonymous = signer.sign(&claims(json!({"sub": null})));
     let other = signer.sign(&claims(json!({"sub": null, "exp": now() + 600})));
-    let opened = initialize(&server, &bearer(&anonymous));
+    let opened = initialize(server.address, &bearer(&anonymous));
     assert_eq!(opened.status, 200);
     let theirs = opened.header("Mcp-Session-Id").unwrap().to_owned();
     assert_eq!(
-        ping(&server, &bearer(&anonymous), Some(&theirs)).status,
+        ping(server.address, &bearer(&anonymous), Some(&theirs)).status,
         200
     );
-    assert_unknown(&ping(&server, &bearer(&other), Some(&theirs)), json!(2));
+    assert_unknown(
+        &ping(server.address, &bearer(&other), Some(&theirs)),
+        json!(2),
+    );
 }
 
 #[test]
 fn without_authentication_session_ids_pass_untouched() {
     let upstream = Upstream::start("up-");
     let server = gateway(&upstream, &[]);
-    let opened = initialize(&server, "");
+    let opened = initialize(server.address, "");
     assert_eq!(opened.status, 200);
     assert_eq!(opened.header("Mcp-Session-Id"), Some("up-1"));
     for id in ["up-1", "anything.at-all"] {
-        let answer = ping(&server, "", Some(id));
+        let answer = ping(server.address, "", Some(id));
         assert_eq!(answer.status, 200);
         assert_eq!(upstream.last().header("Mcp-Session-Id"), Some(id));
         assert_eq!(answer.header("Mcp-Session-Id"), Some(id));
-        assert_eq!(stream(&server, "", id).status, 200);
+        assert_eq!(stream(server.address, "", id).status, 200);
         assert_eq!(upstream.last().header("Mcp-Session-Id"), Some(id));
     }
     assert_eq!(unknown_sessions(&server), 0);
@@ -437,10 +458,10 @@ fn gateways_given_one_session_key_accept_each_others_sessions_and_another_key_do
         &["--bearer-tokens", "token-a", "--session-key", &other_key],
     );
 
-    let opened = initialize(&first, &auth);
+    let opened = initialize(first.address, &auth);
     assert_eq!(opened.status, 200);
     let sealed = opened.header("Mcp-Session-Id").unwrap().to_owned();
-    let answer = ping(&second, &auth, Some(&sealed));
+    let answer = ping(second.address, &auth, Some(&sealed));
     assert_eq!(
         answer.status,
         200,
@@ -450,8 +471,8 @@ fn gateways_given_one_session_key_accept_each_others_sessions_and_another_key_do
     assert_eq!(upstream.last().header("Mcp-Session-Id"), Some("up-1"));
     assert_eq!(answer.header("Mcp-Session-Id"), Some(sealed.as_str()));
     let before = upstream.count();
-    assert_unknown(&ping(&third, &auth, Some(&sealed)), json!(2));
-    assert_unknown(&stream(&third, &auth, &sealed), Value::Null);
+    assert_unknown(&ping(third.address, &auth, Some(&sealed)), json!(2));
+    assert_unknown(&stream(third.address, &auth, &sealed), Value::Null);
     assert_eq!(upstream.count(), before);
 }
 
@@ -460,7 +481,7 @@ fn an_upstream_session_id_that_cannot_be_sealed_is_never_relayed() {
     // Not visible ASCII: no sealed form is a valid session id.
     let upstream = Upstream::start("up ");
     let server = gateway(&upstream, &["--bearer-tokens", "token-a"]);
-    let answer = initialize(&server, &bearer("token-a"));
+    let answer = initialize(server.address, &bearer("token-a"));
     assert_eq!(
         answer.status,
         502,
@@ -491,4 +512,81 @@ fn a_wrong_session_key_stops_the_start_naming_the_key_but_not_the_value() {
         assert!(ran.stderr.contains("session_key"), "{}", ran.stderr);
         assert!(!ran.stderr.contains(bad), "{}", ran.stderr);
     }
+}
+
+/// `haproxy -f CFG -db` (foreground), killed and reaped when dropped.
+struct HaProxy(std::process::Child);
+
+impl Drop for HaProxy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn two_gateways_sharing_a_key_behind_haproxy_hold_one_session_for_its_owner_only() {
+    if Command::new("haproxy").arg("-v").output().is_err() {
+        println!("note: haproxy not installed (e2e/setup.sh installs it), not tested");
+        return;
+    }
+    let upstream = Upstream::start("up-");
+    let key = "c3".repeat(32);
+    let args = ["--bearer-tokens", "token-a,token-b", "--session-key", &key];
+    let gateways = [gateway(&upstream, &args), gateway(&upstream, &args)];
+    let port = process::free_port();
+    let cfg = write_file(&format!(
+        "global\n    maxconn 64\n\
+         defaults\n    mode http\n    timeout connect 2s\n    timeout client 10s\n    timeout server 10s\n\
+         frontend mcp\n    bind 127.0.0.1:{port}\n    default_backend gateways\n\
+         backend gateways\n    balance roundrobin\n\
+         \x20   server first {}\n    server second {}\n",
+        gateways[0].address, gateways[1].address
+    ));
+    let _haproxy = HaProxy(
+        Command::new("haproxy")
+            .arg("-f")
+            .arg(&cfg)
+            .arg("-db")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // Ready once it accepts connections: at most 100 tries, 50 ms apart.
+    let ready = (0..100).any(|_| {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(50));
+        false
+    });
+    assert!(ready, "haproxy did not listen on 127.0.0.1:{port}");
+    let front: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let (a, b) = (bearer("token-a"), bearer("token-b"));
+    let opened = initialize(front, &a);
+    assert_eq!(opened.status, 200);
+    let sealed = opened.header("Mcp-Session-Id").unwrap().to_owned();
+    let served = |g: &Server| g.metric("mcpgate_requests_total");
+    let before = [served(&gateways[0]), served(&gateways[1])];
+    // Round robin: the session's requests alternate between the two.
+    for _ in 0..4 {
+        let answer = ping(front, &a, Some(&sealed));
+        assert_eq!(
+            answer.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert_eq!(upstream.last().header("Mcp-Session-Id"), Some("up-1"));
+    }
+    let after = [served(&gateways[0]), served(&gateways[1])];
+    assert!(
+        after[0] > before[0] && after[1] > before[1],
+        "both gateways served the session: {before:?} {after:?}"
+    );
+    let count = upstream.count();
+    for _ in 0..4 {
+        assert_unknown(&ping(front, &b, Some(&sealed)), json!(2));
+    }
+    assert_eq!(upstream.count(), count);
 }
