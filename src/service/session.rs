@@ -41,7 +41,7 @@ impl SessionKey {
     /// the text.
     pub fn parse(text: &str) -> Result<SessionKey, String> {
         let text = text.trim();
-        let hex = text.len() % 2 == 0 && text.bytes().all(|b| b.is_ascii_hexdigit());
+        let hex = text.len().is_multiple_of(2) && text.bytes().all(|b| b.is_ascii_hexdigit());
         let bytes = if hex {
             (0..text.len())
                 .step_by(2)
