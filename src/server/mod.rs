@@ -262,13 +262,19 @@ pub trait Service: Send + Sync + 'static {
         Some(answer.body.to_vec())
     }
 
-    /// The answer to a request forwarded with `seal_session` carries
-    /// `Mcp-Session-Id: id`: appends what the client gets in its place to
-    /// `out`. `false`: it cannot be given, and the client gets
-    /// [`Service::on_upstream_failure`]'s `BadAnswer` instead of the answer.
-    fn seal_session(&self, pending: &Self::Pending, id: &[u8], out: &mut Vec<u8>) -> bool {
-        let _ = pending;
-        out.extend_from_slice(id);
+    /// The answer to a request forwarded with `seal_session` carries an
+    /// `Mcp-Session-Id`, its value at `headers[value]` (the answer's
+    /// end-to-end headers, each `Name: value\r\n`): replaces it in place
+    /// with what the client gets. `false`: it cannot be given, and the
+    /// client gets [`Service::on_upstream_failure`]'s `BadAnswer` instead
+    /// of the answer.
+    fn seal_session(
+        &self,
+        pending: &Self::Pending,
+        headers: &mut Vec<u8>,
+        value: std::ops::Range<usize>,
+    ) -> bool {
+        let _ = (pending, headers, value);
         true
     }
 

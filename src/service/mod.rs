@@ -23,7 +23,7 @@ use crate::classify::RequestId;
 use crate::gate::watch::Watch;
 use crate::server::{Forward, Reply, UpstreamFailure, WatchedAnswer};
 use oauth::tokens::Grant;
-use session::{Owner, Sessions};
+use session::{Owner, Sessions, Verified};
 
 use metrics::Metrics;
 use wire::WirePolicy;
@@ -71,6 +71,8 @@ pub struct Pending {
     /// With authentication on: whom a session id in the answer is sealed
     /// for.
     owner: Option<Owner>,
+    /// The request's own session id, verified: sealed the same again.
+    verified: Option<Verified>,
 }
 
 /// What the gateway adds to an answer's `result` (the error-envelope
@@ -135,6 +137,15 @@ impl Additions {
     }
 }
 
+/// A request's session, with authentication on ([`McpService::session_of`]).
+#[derive(Default)]
+struct SessionUse {
+    owner: Option<Owner>,
+    /// The upstream's id: the first this many bytes of `Mcp-Session-Id`.
+    id_len: Option<usize>,
+    verified: Option<Verified>,
+}
+
 /// Where a request goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Route {
@@ -185,15 +196,11 @@ impl McpService {
     }
 
     /// With authentication on: whom the request's sessions belong to, and
-    /// the length of its `Mcp-Session-Id` once the seal is taken off.
-    /// `None`: an id not sealed for this caller.
-    fn session_of(
-        &self,
-        head: &Head<'_>,
-        grant: Option<&Arc<Grant>>,
-    ) -> Option<(Option<Owner>, Option<usize>)> {
+    /// its `Mcp-Session-Id` once verified. `None`: an id not sealed for
+    /// this caller.
+    fn session_of(&self, head: &Head<'_>, grant: Option<&Arc<Grant>>) -> Option<SessionUse> {
         let Some(sessions) = &self.sessions else {
-            return Some((None, None));
+            return Some(SessionUse::default());
         };
         let authorization = head.header("Authorization");
         let owner = match grant {
@@ -201,10 +208,17 @@ impl McpService {
             None => sessions.owner_of_token(authorization),
         };
         let Some(sealed) = head.header("Mcp-Session-Id") else {
-            return Some((owner, None));
+            return Some(SessionUse {
+                owner,
+                ..SessionUse::default()
+            });
         };
-        let id = sessions.unseal(owner.as_ref()?, sealed)?;
-        Some((owner, Some(id.len())))
+        let id_len = sessions.unseal(owner.as_ref()?, sealed)?.len();
+        Some(SessionUse {
+            owner,
+            id_len: Some(id_len),
+            verified: Verified::keep(sealed, id_len),
+        })
     }
 
     /// A method the path does not take; `allow`: the ones it does (the
@@ -418,7 +432,7 @@ impl Service for McpService {
                         Err(reason) => return self.refuse(reason, oauth::message(reason)).into(),
                     },
                 };
-                let Some((owner, session_id)) = self.session_of(head, grant.as_ref()) else {
+                let Some(session) = self.session_of(head, grant.as_ref()) else {
                     return self.refuse(Reason::UnknownSession, UNKNOWN_SESSION).into();
                 };
                 // A resumed stream replays the answers of a request, a
@@ -432,18 +446,19 @@ impl Service for McpService {
                         adds: Additions::default(),
                         listing_for,
                         stream: true,
-                        owner,
+                        owner: session.owner,
+                        verified: session.verified,
                     },
                     None,
                     grant.as_deref(),
-                    session_id,
+                    session.id_len,
                 );
             }
             Route::Endpoint => {
                 return self.judge(head, body, |allowed, grant| {
                     // Before anything else: whether there is an upstream
                     // tells another caller nothing either.
-                    let Some((owner, session_id)) = self.session_of(head, grant.as_ref()) else {
+                    let Some(session) = self.session_of(head, grant.as_ref()) else {
                         return self
                             .answer(self.gate.rejections().send_allowed(
                                 Reason::UnknownSession,
@@ -474,11 +489,12 @@ impl Service for McpService {
                             adds,
                             listing_for,
                             stream: false,
-                            owner,
+                            owner: session.owner,
+                            verified: session.verified,
                         },
                         allowed.forward,
                         grant.as_deref(),
-                        session_id,
+                        session.id_len,
                     )
                 });
             }
@@ -542,9 +558,16 @@ impl Service for McpService {
         edited
     }
 
-    fn seal_session(&self, pending: &Pending, id: &[u8], out: &mut Vec<u8>) -> bool {
+    fn seal_session(
+        &self,
+        pending: &Pending,
+        headers: &mut Vec<u8>,
+        value: std::ops::Range<usize>,
+    ) -> bool {
         match (&self.sessions, &pending.owner) {
-            (Some(sessions), Some(owner)) => sessions.seal(owner, id, out),
+            (Some(sessions), Some(owner)) => {
+                sessions.seal_in_place(owner, pending.verified.as_ref(), headers, value)
+            }
             // Sealed for nobody: not relayed.
             _ => false,
         }

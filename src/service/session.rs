@@ -24,6 +24,8 @@ use super::wire::bearer_token;
 pub const KEY_MIN_BYTES: usize = 32;
 /// The tag's length once encoded (32 bytes, base64url without padding).
 const TAG_CHARS: usize = 43;
+/// The longest upstream id a verified request keeps for its answer.
+const KEPT_ID_BYTES: usize = 64;
 
 /// The key sessions are sealed under. Never printed.
 #[derive(Clone, PartialEq, Eq)]
@@ -79,6 +81,36 @@ pub enum Owner {
     Subject(Arc<Grant>),
     /// The SHA-256 of a token (static, or OAuth without a `sub`).
     Token([u8; 32]),
+}
+
+/// A request's id, verified for its owner: an answer naming the same
+/// upstream id (as a server in a session does) is given the same seal
+/// again without a second MAC.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    id: [u8; KEPT_ID_BYTES],
+    len: u8,
+    /// `.` and the tag, as the client sent them.
+    seal: [u8; 1 + TAG_CHARS],
+}
+
+impl Verified {
+    /// `sealed`, which [`Sessions::unseal`] found to hold an upstream id
+    /// of `id_len` bytes; `None` for an id too long to keep.
+    pub fn keep(sealed: &[u8], id_len: usize) -> Option<Verified> {
+        if id_len > KEPT_ID_BYTES || sealed.len() != id_len + 1 + TAG_CHARS {
+            return None;
+        }
+        let mut id = [0u8; KEPT_ID_BYTES];
+        id[..id_len].copy_from_slice(&sealed[..id_len]);
+        let mut seal = [0u8; 1 + TAG_CHARS];
+        seal.copy_from_slice(&sealed[id_len..]);
+        Some(Verified {
+            id,
+            len: id_len as u8,
+            seal,
+        })
+    }
 }
 
 /// The sealing of session ids, with authentication on.
@@ -166,23 +198,45 @@ impl Sessions {
         mac
     }
 
-    /// Appends the sealed form of the upstream's `id` to `out`; `false`
-    /// (and nothing appended) when `id` is not a session id (empty, or a
-    /// byte outside visible ASCII).
-    pub fn seal(&self, owner: &Owner, id: &[u8], out: &mut Vec<u8>) -> bool {
-        if !is_session_id(id) {
-            return false;
-        }
-        let tag = self.mac(owner, id).finalize().into_bytes();
-        let mut text = [0u8; TAG_CHARS];
-        let Ok(TAG_CHARS) = URL_SAFE_NO_PAD.encode_slice(tag, &mut text) else {
+    /// Seals the upstream's id at `buf[id]` in place (its tag inserted
+    /// after it); `false`, `buf` untouched, when it is not a session id
+    /// (empty, or a byte outside visible ASCII). `verified`: the request's
+    /// own id, whose seal is reused when the answer names the same.
+    pub fn seal_in_place(
+        &self,
+        owner: &Owner,
+        verified: Option<&Verified>,
+        buf: &mut Vec<u8>,
+        id: std::ops::Range<usize>,
+    ) -> bool {
+        let Some(value) = buf.get(id.clone()).filter(|v| is_session_id(v)) else {
             return false;
         };
-        out.reserve(id.len() + 1 + TAG_CHARS);
-        out.extend_from_slice(id);
-        out.push(b'.');
-        out.extend_from_slice(&text);
+        let seal = match verified.filter(|v| v.id[..usize::from(v.len)] == *value) {
+            Some(verified) => verified.seal,
+            None => {
+                let tag = self.mac(owner, value).finalize().into_bytes();
+                let mut seal = [b'.'; 1 + TAG_CHARS];
+                let Ok(TAG_CHARS) = URL_SAFE_NO_PAD.encode_slice(tag, &mut seal[1..]) else {
+                    return false;
+                };
+                seal
+            }
+        };
+        buf.splice(id.end..id.end, seal);
         true
+    }
+
+    /// Appends the sealed form of `id` to `out` (`false`: not a session id).
+    #[cfg(test)]
+    fn seal(&self, owner: &Owner, id: &[u8], out: &mut Vec<u8>) -> bool {
+        let start = out.len();
+        out.extend_from_slice(id);
+        let sealed = self.seal_in_place(owner, None, out, start..out.len());
+        if !sealed {
+            out.truncate(start);
+        }
+        sealed
     }
 
     /// The upstream's id inside `sealed`, when `sealed` was sealed for
@@ -293,6 +347,25 @@ mod tests {
         assert_eq!(sessions.unseal(&t2, &id), None);
         assert!(sessions.owner_of_token(Some(b"Bearer t3")).is_none());
         assert!(sessions.owner_of_token(None).is_none());
+    }
+
+    #[test]
+    fn an_answer_naming_the_verified_id_gets_the_same_seal_without_a_second_mac() {
+        let sessions = Sessions::new(&key(1), None, &["t".into()]);
+        let owner = sessions.owner_of_token(Some(b"Bearer t")).unwrap();
+        let id = sealed(&sessions, &owner, b"s-1");
+        let verified = Verified::keep(&id, 3).unwrap();
+        let mut headers = b"A: 1\r\nMcp-Session-Id: s-1\r\nB: 2\r\n".to_vec();
+        assert!(sessions.seal_in_place(&owner, Some(&verified), &mut headers, 22..25));
+        let expected = [&b"A: 1\r\nMcp-Session-Id: "[..], &id, b"\r\nB: 2\r\n"].concat();
+        assert_eq!(headers, expected);
+        // Another id is sealed afresh; a kept seal never stands for it.
+        let mut other = b"s-2".to_vec();
+        assert!(sessions.seal_in_place(&owner, Some(&verified), &mut other, 0..3));
+        assert_eq!(other, sealed(&sessions, &owner, b"s-2"));
+        assert!(Verified::keep(&id, 4).is_none());
+        let long = sealed(&sessions, &owner, &[b'x'; 65]);
+        assert!(Verified::keep(&long, 65).is_none());
     }
 
     #[test]

@@ -378,35 +378,31 @@ fn hand_watched<S: Service>(service: &S, pending: S::Pending, answer: WatchedAns
 }
 
 /// Every `Mcp-Session-Id` of an answer's `headers` (each `Name: value\r\n`)
-/// replaced by what the service seals it into; `false` when one cannot be
-/// sealed (the answer is not relayed). An answer without one is left as
-/// it is, and nothing is allocated for it.
+/// sealed in place by the service; `false` when one cannot be (the answer
+/// is not relayed).
 fn seal_session_ids<S: Service>(service: &S, pending: &S::Pending, headers: &mut Vec<u8>) -> bool {
     const NAME: &[u8] = b"mcp-session-id: ";
-    let named = |line: &[u8]| {
-        line.get(..NAME.len())
+    let mut at = 0;
+    while let Some(eol) = headers[at..].iter().position(|&b| b == b'\n') {
+        let end = at + eol + 1;
+        if !headers[at..end]
+            .get(..NAME.len())
             .is_some_and(|n| n.eq_ignore_ascii_case(NAME))
-    };
-    if !headers.split_inclusive(|&b| b == b'\n').any(named) {
-        return true;
-    }
-    let mut sealed = Vec::with_capacity(headers.len() + 64);
-    for line in headers.split_inclusive(|&b| b == b'\n') {
-        if !named(line) {
-            sealed.extend_from_slice(line);
+        {
+            at = end;
             continue;
         }
-        let value = line[NAME.len()..].strip_suffix(b"\r\n").unwrap_or_default();
-        sealed.extend_from_slice(&line[..NAME.len()]);
-        let done = catch_unwind(AssertUnwindSafe(|| {
-            service.seal_session(pending, value, &mut sealed)
+        let start = at + NAME.len();
+        let value = start..end.saturating_sub(2).max(start);
+        let before = headers.len();
+        let sealed = catch_unwind(AssertUnwindSafe(|| {
+            service.seal_session(pending, headers, value)
         }));
-        if !matches!(done, Ok(true)) {
+        if !matches!(sealed, Ok(true)) {
             return false;
         }
-        sealed.extend_from_slice(b"\r\n");
+        at = end + headers.len() - before;
     }
-    *headers = sealed;
     true
 }
 
