@@ -15,6 +15,7 @@ use crate::protocol::Revision;
 use crate::server::{IoDriver, ServerConfig};
 use crate::service::oauth::keys::JwksSource;
 use crate::service::oauth::{OAuthConfig, is_scope_token};
+use crate::service::session::SessionKey;
 use crate::service::wire::WirePolicy;
 
 /// Flags (each also read from its `MCPGATE_*` variable).
@@ -49,6 +50,10 @@ pub struct ServeArgs {
     /// Comma-separated bearer tokens; none: no auth.
     #[arg(long, env = "MCPGATE_BEARER_TOKENS", hide_env_values = true)]
     pub bearer_tokens: Option<String>,
+    /// With authentication on, the key session ids are sealed under: hex
+    /// or base64 of 32 bytes or more [default: drawn at start].
+    #[arg(long, env = "MCPGATE_SESSION_KEY", hide_env_values = true)]
+    pub session_key: Option<String>,
     /// Tool catalog: a `tools/list` result or an array of Tool objects.
     #[arg(long, env = "MCPGATE_CATALOG")]
     pub catalog: Option<PathBuf>,
@@ -286,6 +291,7 @@ pub struct FileSettings {
     pub max_connections: Option<usize>,
     pub allowed_origins: Option<Vec<String>>,
     pub bearer_tokens: Option<Vec<String>>,
+    pub session_key: Option<String>,
     pub revisions: Option<Vec<String>>,
     pub catalog: Option<PathBuf>,
     pub unknown_tools: Option<String>,
@@ -327,6 +333,8 @@ pub struct Settings {
     /// The OAuth resource server, when an issuer is configured (its JWKS
     /// is loaded at start).
     pub oauth: Option<OAuthConfig>,
+    /// `session_key`; none: `serve` draws one.
+    pub session_key: Option<SessionKey>,
 }
 
 /// A setting that cannot be used, by key.
@@ -638,6 +646,12 @@ impl Settings {
         gate.learn_from_answers = oauth.is_none() && wire.bearer_tokens.is_empty();
         // A catalog learned from the upstream: calls wait until it is known.
         gate.await_catalog = gate.learn_catalog && catalog.is_none() && server.upstream.is_some();
+        let session_key = args
+            .session_key
+            .clone()
+            .or(file.session_key)
+            .map(|text| SessionKey::parse(&text).map_err(|e| error("session_key", e)))
+            .transpose()?;
         Ok(Settings {
             server,
             gate,
@@ -646,6 +660,7 @@ impl Settings {
             catalog,
             bench_noop_route,
             oauth,
+            session_key,
         })
     }
 }
@@ -1220,6 +1235,39 @@ mod tests {
             let error = Settings::build(&args, FileSettings::default()).unwrap_err();
             assert_eq!(error.key, key, "{error}");
         }
+    }
+
+    #[test]
+    fn a_session_key_is_hex_or_base64_of_32_bytes_and_a_wrong_one_names_its_key() {
+        let settings = |key: &str| {
+            Settings::build(
+                &ServeArgs {
+                    session_key: Some(key.into()),
+                    ..ServeArgs::default()
+                },
+                FileSettings::default(),
+            )
+        };
+        let hex = "ab".repeat(32);
+        assert!(settings(&hex).unwrap().session_key.is_some());
+        let from_file = Settings::build(
+            &ServeArgs::default(),
+            file(&format!("session_key = \"{hex}\"")),
+        )
+        .unwrap();
+        assert_eq!(from_file.session_key, settings(&hex).unwrap().session_key);
+        for bad in ["ab".repeat(31), "secret".to_owned()] {
+            let error = settings(&bad).unwrap_err();
+            assert_eq!(error.key, "session_key", "{error}");
+            // The key is never repeated back.
+            assert!(!error.to_string().contains(&bad), "{error}");
+        }
+        assert!(
+            Settings::build(&ServeArgs::default(), FileSettings::default())
+                .unwrap()
+                .session_key
+                .is_none()
+        );
     }
 
     #[test]

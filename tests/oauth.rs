@@ -545,7 +545,7 @@ fn a_tools_list_answer_lists_only_the_tools_the_callers_scopes_allow() {
 fn streamed(server: &Server, token: &str) -> (Answer, Vec<Value>) {
     let answer = server.send(
         format!(
-            "GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nMcp-Session-Id: s-1\r\n\
+            "GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\
              MCP-Protocol-Version: 2025-11-25\r\nLast-Event-ID: 6\r\n{}\r\n",
             bearer(token)
         )

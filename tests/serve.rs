@@ -47,6 +47,17 @@ fn http_scenario(reason: Reason) -> (Vec<u8>, serde_json::Value) {
             null,
         ),
         Reason::UnknownPath => (post("/nope", &[], b"{}", &client), null),
+        // With a bearer token, an id the gateway did not seal for it;
+        // decided once the message is allowed, so its id is echoed.
+        Reason::UnknownSession => (
+            post(
+                "/mcp",
+                &modern_headers(&valid),
+                &valid_body,
+                &format!("{client}Mcp-Session-Id: not-sealed\r\n"),
+            ),
+            json!(1),
+        ),
         Reason::OriginNotAllowed => (
             post(
                 "/mcp",

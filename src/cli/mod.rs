@@ -126,6 +126,37 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
             }
         }
     }
+    // With authentication on, session ids are sealed to their caller.
+    let sessions = if wire.oauth.is_some() || !wire.bearer_tokens.is_empty() {
+        let key = match settings.session_key.clone() {
+            Some(key) => key,
+            None => match crate::service::session::SessionKey::generate() {
+                Ok(key) => {
+                    tracing::info!(
+                        "no session_key configured: one was drawn at start, so sessions do not survive a restart or span instances"
+                    );
+                    key
+                }
+                Err(error) => {
+                    eprintln!(
+                        "mcpgate serve: config key `session_key`: none set, and none could be drawn: {error}"
+                    );
+                    return ExitCode::from(1);
+                }
+            },
+        };
+        let issuer = wire
+            .oauth
+            .as_ref()
+            .map(|oauth| oauth.config.issuer.as_str());
+        Some(crate::service::session::Sessions::new(
+            &key,
+            issuer,
+            &wire.bearer_tokens,
+        ))
+    } else {
+        None
+    };
     let service = Arc::new(crate::service::McpService {
         gate,
         endpoint: settings.endpoint.clone(),
@@ -133,6 +164,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
         metrics: Default::default(),
         forwarding: settings.server.upstream.is_some(),
         noop_route: settings.bench_noop_route,
+        sessions,
     });
     if let Some(upstream) = learn_from {
         let learner = Arc::clone(&service);

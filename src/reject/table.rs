@@ -53,6 +53,10 @@ pub enum Reason {
     MethodNotAllowed,
     /// A path the server does not serve.
     UnknownPath,
+    /// With authentication on, an `Mcp-Session-Id` that is not one the
+    /// gateway sealed for this caller: answered as the upstream answers
+    /// an unknown session, and never forwarded.
+    UnknownSession,
     /// An `Origin` outside the allow-list.
     OriginNotAllowed,
     /// A missing or wrong bearer token.
@@ -185,7 +189,7 @@ pub struct Row {
 use DataKey as K;
 
 /// The rejection table: one row per [`Reason`], at the reason's index.
-pub const TABLE: [Row; 45] = [
+pub const TABLE: [Row; 46] = [
     row(
         Reason::MethodNotAllowed,
         Rejecter::Wire,
@@ -198,6 +202,17 @@ pub const TABLE: [Row; 45] = [
         Reason::UnknownPath,
         Rejecter::Wire,
         "unknown_path",
+        404,
+        Condition::InvalidRequest,
+        &[],
+    ),
+    // Another caller's session, or none the gateway sealed: the 404 a
+    // server gives a session it does not know (the id is the caller's to
+    // drop), so it tells nothing of whose it is.
+    row(
+        Reason::UnknownSession,
+        Rejecter::Wire,
+        "unknown_session",
         404,
         Condition::InvalidRequest,
         &[],

@@ -62,6 +62,7 @@ impl<'a> Head<'a> {
             method: self.method,
             query: self.query,
             headers: self.headers,
+            session_id: None,
         }
     }
 
@@ -161,6 +162,12 @@ pub struct Forward<P> {
     /// Headers the service sets, in place of any the client sent under
     /// their names (`None`: the client's are only dropped).
     pub set_headers: Vec<(std::sync::Arc<str>, Option<String>)>,
+    /// The client's `Mcp-Session-Id` goes on cut to its first this many
+    /// bytes (the gateway's seal taken off).
+    pub session_id: Option<usize>,
+    /// The answer's `Mcp-Session-Id` is given to the client as
+    /// [`Service::seal_session`] makes it.
+    pub seal_session: bool,
     /// Keep a copy of the answer's body (up to the body limit) and hand it
     /// to [`Service::on_answer`] once it is complete.
     pub watch: bool,
@@ -269,6 +276,22 @@ pub trait Service: Send + Sync + 'static {
     ) -> Option<Vec<u8>> {
         let _ = pending;
         Some(answer.body.to_vec())
+    }
+
+    /// The answer to a request forwarded with `seal_session` carries an
+    /// `Mcp-Session-Id`, its value at `headers[value]` (the answer's
+    /// end-to-end headers, each `Name: value\r\n`): replaces it in place
+    /// with what the client gets. `false`: it cannot be given, and the
+    /// client gets [`Service::on_upstream_failure`]'s `BadAnswer` instead
+    /// of the answer.
+    fn seal_session(
+        &self,
+        pending: &Self::Pending,
+        headers: &mut Vec<u8>,
+        value: std::ops::Range<usize>,
+    ) -> bool {
+        let _ = (pending, headers, value);
+        true
     }
 
     /// The connection layer refused the request; the service builds the

@@ -12,6 +12,7 @@
 
 pub mod metrics;
 pub mod oauth;
+pub mod session;
 pub mod wire;
 
 use std::cell::Cell;
@@ -22,6 +23,7 @@ use crate::classify::RequestId;
 use crate::gate::watch::Watch;
 use crate::server::{Forward, Reply, UpstreamFailure, WatchedAnswer};
 use oauth::tokens::Grant;
+use session::{Owner, Sessions, Verified};
 
 use metrics::Metrics;
 use wire::WirePolicy;
@@ -35,6 +37,9 @@ pub const METRICS_PATH: &str = "/metrics";
 pub const HEALTH_PATH: &str = "/healthz";
 pub const NOOP_PATH: &str = "/_noop";
 
+/// The answer to a session id not sealed for its caller.
+const UNKNOWN_SESSION: &str = "Not Found: no such session";
+
 pub struct McpService {
     pub gate: Gate,
     pub endpoint: String,
@@ -45,6 +50,8 @@ pub struct McpService {
     /// [`NOOP_PATH`] is served; off, it is an unknown path, so a
     /// deployment does not answer 204 to what nobody checked.
     pub noop_route: bool,
+    /// With authentication on: session ids sealed to their caller.
+    pub sessions: Option<Sessions>,
 }
 
 /// What a forwarded message needs once the upstream has (not) answered.
@@ -61,6 +68,11 @@ pub struct Pending {
     stream: bool,
     /// What the gateway adds to the answer's result.
     adds: Additions,
+    /// With authentication on: whom a session id in the answer is sealed
+    /// for.
+    owner: Option<Owner>,
+    /// The request's own session id, verified: sealed the same again.
+    verified: Option<Verified>,
 }
 
 /// What the gateway adds to an answer's `result` (the error-envelope
@@ -125,6 +137,15 @@ impl Additions {
     }
 }
 
+/// A request's session, with authentication on ([`McpService::session_of`]).
+#[derive(Default)]
+struct SessionUse {
+    owner: Option<Owner>,
+    /// The upstream's id: the first this many bytes of `Mcp-Session-Id`.
+    id_len: Option<usize>,
+    verified: Option<Verified>,
+}
+
 /// Where a request goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Route {
@@ -171,6 +192,32 @@ impl McpService {
                 .oauth
                 .as_ref()
                 .is_some_and(|oauth| oauth.lists_fewer_tools(grant))
+        })
+    }
+
+    /// With authentication on: whom the request's sessions belong to, and
+    /// its `Mcp-Session-Id` once verified. `None`: an id not sealed for
+    /// this caller.
+    fn session_of(&self, head: &Head<'_>, grant: Option<&Arc<Grant>>) -> Option<SessionUse> {
+        let Some(sessions) = &self.sessions else {
+            return Some(SessionUse::default());
+        };
+        let authorization = head.header("Authorization");
+        let owner = match grant {
+            Some(grant) => Some(sessions.owner_of_grant(grant, authorization)),
+            None => sessions.owner_of_token(authorization),
+        };
+        let Some(sealed) = head.header("Mcp-Session-Id") else {
+            return Some(SessionUse {
+                owner,
+                ..SessionUse::default()
+            });
+        };
+        let id_len = sessions.unseal(owner.as_ref()?, sealed)?.len();
+        Some(SessionUse {
+            owner,
+            id_len: Some(id_len),
+            verified: Verified::keep(sealed, id_len),
         })
     }
 
@@ -276,15 +323,19 @@ impl McpService {
     }
 
     /// Sends a request on to the upstream: `body`, when given, instead of
-    /// the one received, with the identity headers of its token's `grant`.
+    /// the one received, with the identity headers of its token's `grant`
+    /// and its session id cut to `session_id` bytes.
     fn forward(
         &self,
         pending: Pending,
         body: Option<bytes::Bytes>,
         grant: Option<&Grant>,
+        session_id: Option<usize>,
     ) -> Reply<Pending> {
         Reply::Forward(Forward {
             body,
+            session_id,
+            seal_session: self.sessions.is_some(),
             edit: pending.adds.any(),
             withhold: if self.wire.consumes_authorization() {
                 &["Authorization"]
@@ -427,6 +478,9 @@ impl Service for McpService {
                         Err(reason) => return self.refuse(reason, oauth::message(reason)).into(),
                     },
                 };
+                let Some(session) = self.session_of(head, grant.as_ref()) else {
+                    return self.refuse(Reason::UnknownSession, UNKNOWN_SESSION).into();
+                };
                 // A resumed stream replays the answers of a request, a
                 // `tools/list` among them: cut to the caller's scopes as
                 // on a POST.
@@ -438,13 +492,27 @@ impl Service for McpService {
                         adds: Additions::default(),
                         listing_for,
                         stream: true,
+                        owner: session.owner,
+                        verified: session.verified,
                     },
                     None,
                     grant.as_deref(),
+                    session.id_len,
                 );
             }
             Route::Endpoint => {
                 return self.judge(head, body, |allowed, grant| {
+                    // Before anything else: whether there is an upstream
+                    // tells another caller nothing either.
+                    let Some(session) = self.session_of(head, grant.as_ref()) else {
+                        return self
+                            .answer(self.gate.rejections().send_allowed(
+                                Reason::UnknownSession,
+                                allowed.id.as_ref(),
+                                Some(UNKNOWN_SESSION),
+                            ))
+                            .into();
+                    };
                     if !self.forwarding {
                         // Allowed, but this instance has no upstream to send it to.
                         return self
@@ -467,9 +535,12 @@ impl Service for McpService {
                             adds,
                             listing_for,
                             stream: false,
+                            owner: session.owner,
+                            verified: session.verified,
                         },
                         allowed.forward,
                         grant.as_deref(),
+                        session.id_len,
                     )
                 });
             }
@@ -531,6 +602,21 @@ impl Service for McpService {
             self.metrics.answer_unedited();
         }
         edited
+    }
+
+    fn seal_session(
+        &self,
+        pending: &Pending,
+        headers: &mut Vec<u8>,
+        value: std::ops::Range<usize>,
+    ) -> bool {
+        match (&self.sessions, &pending.owner) {
+            (Some(sessions), Some(owner)) => {
+                sessions.seal_in_place(owner, pending.verified.as_ref(), headers, value)
+            }
+            // Sealed for nobody: not relayed.
+            _ => false,
+        }
     }
 
     fn rewrite_answer(&self, pending: &Pending, answer: WatchedAnswer<'_>) -> Option<Vec<u8>> {

@@ -140,6 +140,9 @@ pub struct ClientRequest<'a> {
     /// What followed the first `?` of the request target.
     pub query: Option<&'a str>,
     pub headers: &'a [httparse::Header<'a>],
+    /// The value `Mcp-Session-Id` goes on with in place of the client's
+    /// (the gateway's seal taken off).
+    pub session_id: Option<&'a [u8]>,
 }
 
 /// The answers the gateway reads (a `tools/list` result it learns tools
@@ -187,9 +190,13 @@ pub fn encode_request(
             || withhold.iter().any(|w| w.as_bytes().eq_ignore_ascii_case(name))
             || set.iter().any(|(s, _)| s.as_bytes().eq_ignore_ascii_case(name));
         if !skip {
+            let value = match head.session_id {
+                Some(id) if name.eq_ignore_ascii_case(b"mcp-session-id") => id,
+                _ => h.value,
+            };
             out.extend_from_slice(name);
             out.extend_from_slice(b": ");
-            out.extend_from_slice(h.value);
+            out.extend_from_slice(value);
             out.extend_from_slice(b"\r\n");
         }
     }
@@ -294,6 +301,7 @@ mod tests {
             method: "POST",
             query: Some("a=1"),
             headers: &headers,
+            session_id: None,
         };
         let mut out = BytesMut::new();
         encode_request(&mut out, &target, head, b"{}", &["Authorization"], &[]);
@@ -315,6 +323,17 @@ mod tests {
         assert_eq!(
             std::str::from_utf8(&out).unwrap(),
             "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nAccept-Encoding: identity\r\nmcp-session-id: s-2\r\nContent-Length: 2\r\n\r\n{}"
+        );
+        // A session id the gateway unsealed goes on in the client's place.
+        let mut out = BytesMut::new();
+        let unsealed = ClientRequest {
+            session_id: Some(b"s"),
+            ..head
+        };
+        encode_request(&mut out, &target, unsealed, b"{}", &["Authorization"], &[]);
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            "POST /up?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nAccept-Encoding: identity\r\nMcp-Session-Id: s\r\nContent-Length: 2\r\n\r\n{}"
         );
     }
 }

@@ -299,6 +299,7 @@ pub fn scenario(reason: Reason) -> Option<Scenario> {
     Some(match reason {
         Reason::MethodNotAllowed
         | Reason::UnknownPath
+        | Reason::UnknownSession
         | Reason::OriginNotAllowed
         | Reason::Unauthorized
         | Reason::UnsupportedMediaType

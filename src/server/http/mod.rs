@@ -403,10 +403,15 @@ fn reply_step<P>(
         Reply::Forward(forward) => {
             let request = upstream.map_or_else(Bytes::new, |pool| {
                 pool.encoded(|out| {
+                    let mut client = head.client_request();
+                    if let Some(len) = forward.session_id {
+                        client.session_id =
+                            head.header("Mcp-Session-Id").and_then(|v| v.get(..len));
+                    }
                     encode_request(
                         out,
                         pool.config(),
-                        head.client_request(),
+                        client,
                         forward.body.as_deref().unwrap_or(body),
                         forward.withhold,
                         &forward.set_headers,

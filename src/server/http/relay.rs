@@ -51,6 +51,18 @@ impl<S: Service> Conn<'_, S> {
             }
             Some(Ok(exchanged)) => exchanged,
         };
+        if forward.seal_session
+            && !seal_session_ids(&*worker.service, &forward.pending, &mut head.headers)
+        {
+            // Nothing of the answer is out yet; its connection is dropped
+            // with its body unread.
+            let resp = failure_answer(
+                &*worker.service,
+                &forward.pending,
+                UpstreamFailure::BadAnswer,
+            );
+            return self.answer(resp, meta.keep_alive, false, meta).await;
+        }
         // Every answer to rewrite is rewritten, whatever its status (a
         // client reads any 2xx body, and may show an error's): a stream of
         // answers event by event, anything else held whole.
@@ -380,6 +392,35 @@ fn hand_watched<S: Service>(service: &S, pending: S::Pending, answer: WatchedAns
     if catch_unwind(AssertUnwindSafe(|| service.on_answer(pending, answer))).is_err() {
         tracing::error!("the service panicked watching an answer");
     }
+}
+
+/// Every `Mcp-Session-Id` of an answer's `headers` (each `Name: value\r\n`)
+/// sealed in place by the service; `false` when one cannot be (the answer
+/// is not relayed).
+fn seal_session_ids<S: Service>(service: &S, pending: &S::Pending, headers: &mut Vec<u8>) -> bool {
+    const NAME: &[u8] = b"mcp-session-id: ";
+    let mut at = 0;
+    while let Some(eol) = headers[at..].iter().position(|&b| b == b'\n') {
+        let end = at + eol + 1;
+        if !headers[at..end]
+            .get(..NAME.len())
+            .is_some_and(|n| n.eq_ignore_ascii_case(NAME))
+        {
+            at = end;
+            continue;
+        }
+        let start = at + NAME.len();
+        let value = start..end.saturating_sub(2).max(start);
+        let before = headers.len();
+        let sealed = catch_unwind(AssertUnwindSafe(|| {
+            service.seal_session(pending, headers, value)
+        }));
+        if !matches!(sealed, Ok(true)) {
+            return false;
+        }
+        at = end + headers.len() - before;
+    }
+    true
 }
 
 /// The status line and headers of a relayed answer, with its framing for
