@@ -664,11 +664,11 @@ fn twelve_open() -> Vec<String> {
 }
 
 /// A 2025-03-26 GET stream (no `MCP-Protocol-Version`) opened with
-/// `token`.
+/// `token`, without a session id (a raw one would be another's).
 fn stream_2025_03_26(server: &Server, token: &str) -> Answer {
     server.send(
         format!(
-            "GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nMcp-Session-Id: s-1\r\n\
+            "GET /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\
              Last-Event-ID: 6\r\n{}\r\n",
             bearer(token)
         )
