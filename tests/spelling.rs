@@ -302,7 +302,7 @@ fn a_legacy_get_or_delete_carrying_binding_headers_is_refused_before_the_upstrea
     let before = server.metric(&unmirrored);
     let stream_head = |method: &str, extra: &str| {
         format!(
-            "{method} /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nAuthorization: Bearer {TOKEN}\r\nMcp-Session-Id: s-1\r\n{extra}\r\n"
+            "{method} /mcp HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\nAuthorization: Bearer {TOKEN}\r\n{extra}\r\n"
         )
     };
     for (method, extra, header) in [
