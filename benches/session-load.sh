@@ -14,10 +14,16 @@
 # session_key in front of an upstream that names a session on every
 # answer hands it out (instances sharing a key read each other's ids).
 #
-# The gateway (one worker) and the upstream share CPU 0, wrk runs one
-# thread on CPU 1; the gateway's own CPU time per request is compared.
-# Rounds (default 3) repeat plain, session back to back. Target: session /
-# plain <= 1.05 in CPU per request.
+# Beside them, what a session costs without a seal: a second gateway with
+# no authentication (ids pass untouched), in the same run:
+#   open      that gateway, without a session
+#   raw       that gateway, in a session (the upstream's own id both ways)
+#
+# The gateways (one worker each) and the upstream share CPU 0, wrk runs one
+# thread on CPU 1; each gateway's own CPU time per request is compared.
+# Rounds (default 3) repeat plain, session, open, raw back to back. Target:
+# session / plain <= 1.05 in CPU per request; raw / open is the part of it
+# that the session's longer heads cost without any seal.
 #
 # Usage: benches/session-load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)] [rounds (3)]
 set -euo pipefail
@@ -101,6 +107,13 @@ pids+=("$upstream_pid")
 read -r gate_pid gate_addr < <(MCPGATE_LOG=warn start 0 gateway "$MCPGATE_BIN" "${gateway_args[@]}" \
     --upstream "http://$upstream_addr$path")
 pids+=("$gate_pid")
+session_request open
+session_request raw "Mcp-Session-Id: $upstream_session"
+open_args=(serve --listen 127.0.0.1:0 --workers 1 --io-driver "$DRIVER" --learn-catalog false
+    --unknown-tools forward)
+read -r open_pid open_addr < <(MCPGATE_LOG=warn start 0 open "$MCPGATE_BIN" "${open_args[@]}" \
+    --upstream "http://$upstream_addr$path")
+pids+=("$open_pid")
 
 # Each side answers as it must: plain names no session, session its own
 # sealed id again (a refused session would measure the refusal).
@@ -112,15 +125,26 @@ for check in "plain 200 -" "session 200 $sealed"; do
         exit 1
     fi
 done
+for check in "open 200 -" "raw 200 $upstream_session"; do
+    read -r req want_status want_session <<<"$check"
+    read -r status session < <(curl_call "$open_addr" "$req")
+    if [ "$status" != "$want_status" ] || [ "$session" != "$want_session" ]; then
+        echo "session-load.sh: $req answered $status naming $session" >&2
+        exit 1
+    fi
+done
 
 # Warm-up, not measured: the gateway's pool fills to wrk's connections.
 taskset -c 1 "$WRK" -t1 -c"$CONNECTIONS" -d1s -s "$work/plain.lua" "http://$gate_addr$path" >/dev/null
+taskset -c 1 "$WRK" -t1 -c"$CONNECTIONS" -d1s -s "$work/open.lua" "http://$open_addr$path" >/dev/null
 
 results=$(
     for round in $(seq "$ROUNDS"); do
         load_row plain "$gate_pid" 1 1 "$gate_addr" "$path" plain | sed "s/^/$round /"
         load_row session "$gate_pid" 1 1 "$gate_addr" "$path" session | sed "s/^/$round /"
+        load_row open "$open_pid" 1 1 "$open_addr" "$path" open | sed "s/^/$round /"
+        load_row raw "$open_pid" 1 1 "$open_addr" "$path" raw | sed "s/^/$round /"
     done
 )
-ratios "$results" "gateway 1 worker ($DRIVER) on CPU 0 beside the upstream, static bearer token" \
-    session/plain
+ratios "$results" "gateways of 1 worker ($DRIVER) on CPU 0 beside the upstream: plain and session with a static bearer token, open and raw without authentication" \
+    session/plain raw/open session/raw

@@ -213,7 +213,7 @@ impl McpService {
                 ..SessionUse::default()
             });
         };
-        let id_len = sessions.unseal(owner.as_ref()?, sealed)?.len();
+        let id_len = sessions.unseal_remembered(owner.as_ref()?, sealed)?;
         Some(SessionUse {
             owner,
             id_len: Some(id_len),

@@ -121,6 +121,9 @@ pub struct Sessions {
     issuer: Option<String>,
     /// Each static bearer token and its owner.
     tokens: Vec<(Box<[u8]>, [u8; 32])>,
+    /// Unique in the process: what a worker remembers of one key's seals
+    /// is never taken for another's.
+    serial: u64,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -147,6 +150,7 @@ impl Sessions {
                 .iter()
                 .map(|t| (t.as_bytes().into(), token_digest(t.as_bytes())))
                 .collect(),
+            serial: NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -223,7 +227,11 @@ impl Sessions {
                 seal
             }
         };
-        buf.splice(id.end..id.end, seal);
+        // Inserted by hand: `Vec::splice` costs several times this.
+        let (end, len) = (id.end, buf.len());
+        buf.resize(len + seal.len(), 0);
+        buf.copy_within(end..len, end + seal.len());
+        buf[end..end + seal.len()].copy_from_slice(&seal);
         true
     }
 
@@ -237,6 +245,42 @@ impl Sessions {
             out.truncate(start);
         }
         sealed
+    }
+
+    /// The length of the upstream's id inside `sealed`, as
+    /// [`Sessions::unseal`] finds it, remembered per worker: a session's
+    /// requests carry the same id again and again, and one checked for the
+    /// same owner under the same key needs no second MAC. An entry holds
+    /// the id as sent and its owner (a subject's grant kept alive, so that
+    /// its address names no other), so only that owner's requests with
+    /// those very bytes find it; what is remembered is bounded
+    /// ([`REMEMBERED`] entries of at most [`Verified`]'s size).
+    pub fn unseal_remembered(&self, owner: &Owner, sealed: &[u8]) -> Option<usize> {
+        let slot = remembered_slot(sealed)?;
+        let hit = REMEMBER.with_borrow(|entries| {
+            entries[slot].as_ref().and_then(|entry| {
+                (entry.serial == self.serial
+                    && entry.sealed[..usize::from(entry.len)] == *sealed
+                    && same_owner(&entry.owner, owner))
+                .then_some(usize::from(entry.id_len))
+            })
+        });
+        if hit.is_some() {
+            return hit;
+        }
+        let id_len = self.unseal(owner, sealed)?.len();
+        let mut kept = [0u8; REMEMBERED_BYTES];
+        kept[..sealed.len()].copy_from_slice(sealed);
+        REMEMBER.with_borrow_mut(|entries| {
+            entries[slot] = Some(Remembered {
+                serial: self.serial,
+                owner: owner.clone(),
+                sealed: kept,
+                len: sealed.len() as u8,
+                id_len: id_len as u8,
+            });
+        });
+        Some(id_len)
     }
 
     /// The upstream's id inside `sealed`, when `sealed` was sealed for
@@ -256,6 +300,45 @@ impl Sessions {
         };
         self.mac(owner, id).verify_slice(&tag[..32]).ok()?;
         Some(id)
+    }
+}
+
+static NEXT_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Seals a worker remembers as checked (direct-mapped by the tag).
+const REMEMBERED: usize = 64;
+/// The longest sealed id remembered: an id [`Verified`] keeps, and its seal.
+const REMEMBERED_BYTES: usize = KEPT_ID_BYTES + 1 + TAG_CHARS;
+
+/// A sealed id found to hold an id of `id_len` bytes for `owner`.
+struct Remembered {
+    serial: u64,
+    owner: Owner,
+    sealed: [u8; REMEMBERED_BYTES],
+    len: u8,
+    id_len: u8,
+}
+
+thread_local! {
+    static REMEMBER: std::cell::RefCell<[Option<Remembered>; REMEMBERED]> =
+        const { std::cell::RefCell::new([const { None }; REMEMBERED]) };
+}
+
+/// Where `sealed` is remembered: read from its tag's last characters
+/// (`None`: too long to remember, or too short to hold a tag).
+fn remembered_slot(sealed: &[u8]) -> Option<usize> {
+    if sealed.len() > REMEMBERED_BYTES || sealed.len() < TAG_CHARS {
+        return None;
+    }
+    let last = &sealed[sealed.len() - 2..];
+    Some((usize::from(last[0]) * 31 + usize::from(last[1])) % REMEMBERED)
+}
+
+fn same_owner(a: &Owner, b: &Owner) -> bool {
+    match (a, b) {
+        (Owner::Subject(a), Owner::Subject(b)) => Arc::ptr_eq(a, b),
+        (Owner::Token(a), Owner::Token(b)) => a == b,
+        _ => false,
     }
 }
 
@@ -316,6 +399,34 @@ mod tests {
         assert_eq!(rekeyed.unseal(&alice, &id), None);
         let same = Sessions::new(&key(1), Some("https://auth.example"), &[]);
         assert_eq!(same.unseal(&alice, &id), Some(&b"up-1"[..]));
+    }
+
+    #[test]
+    fn a_remembered_seal_answers_only_its_owner_under_its_key() {
+        let sessions = Sessions::new(&key(1), Some("https://auth.example"), &["t1".into()]);
+        let alice = sessions.owner_of_grant(&grant(Some("alice")), None);
+        let bob = sessions.owner_of_grant(&grant(Some("bob")), None);
+        let token = sessions.owner_of_token(Some(b"Bearer t1")).unwrap();
+        let id = sealed(&sessions, &alice, b"up-1");
+        for _ in 0..2 {
+            assert_eq!(sessions.unseal_remembered(&alice, &id), Some(4));
+            assert_eq!(sessions.unseal_remembered(&bob, &id), None);
+            assert_eq!(sessions.unseal_remembered(&token, &id), None);
+        }
+        // The same subject in another grant is checked again, and holds.
+        let alice_again = sessions.owner_of_grant(&grant(Some("alice")), None);
+        assert_eq!(sessions.unseal_remembered(&alice_again, &id), Some(4));
+        // Another key's sessions remember nothing of these.
+        let rekeyed = Sessions::new(&key(2), Some("https://auth.example"), &[]);
+        assert_eq!(rekeyed.unseal_remembered(&alice, &id), None);
+        // An altered byte is not the remembered id.
+        let mut altered = id.clone();
+        altered[1] ^= 1;
+        assert_eq!(sessions.unseal_remembered(&alice, &altered), None);
+        let token_id = sealed(&sessions, &token, b"up-2");
+        assert_eq!(sessions.unseal_remembered(&token, &token_id), Some(4));
+        assert_eq!(sessions.unseal_remembered(&token, &token_id), Some(4));
+        assert_eq!(sessions.unseal_remembered(&alice, &token_id), None);
     }
 
     #[test]
