@@ -120,7 +120,9 @@ pub enum Reason {
     UpstreamUnreachable,
     /// Allowed and forwarded, but the upstream did not answer in time.
     UpstreamTimeout,
-    /// Allowed and forwarded, but the upstream's answer is not valid HTTP.
+    /// Allowed and forwarded, but the upstream's answer is not valid HTTP,
+    /// or one the gateway must rewrite (a filtered listing, a sealed
+    /// session id) that it cannot read: never relayed as it came.
     UpstreamBadAnswer,
     /// An `Mcp-Param-*` header against the argument it mirrors.
     ParamHeaderMismatch,

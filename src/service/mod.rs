@@ -579,7 +579,7 @@ impl Service for McpService {
             ),
             UpstreamFailure::BadAnswer => (
                 Reason::UpstreamBadAnswer,
-                "Internal error: the upstream MCP server's answer is not valid HTTP",
+                "Internal error: the upstream MCP server's answer could not be read (not valid HTTP, or not readable where the gateway filters or seals it)",
             ),
         };
         self.answer(
