@@ -539,7 +539,7 @@ impl Settings {
             gate.unknown_tools = Some(
                 policy
                     .parse::<UnknownTools>()
-                    .map_err(|e| error("unknown_tools", e))?,
+                    .map_err(|e| error("unknown_tools", e.to_string()))?,
             );
         }
         args.normalization.apply(
@@ -650,7 +650,7 @@ impl Settings {
             .session_key
             .clone()
             .or(file.session_key)
-            .map(|text| SessionKey::parse(&text).map_err(|e| error("session_key", e)))
+            .map(|text| SessionKey::parse(&text).map_err(|e| error("session_key", e.to_string())))
             .transpose()?;
         Ok(Settings {
             server,

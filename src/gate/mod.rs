@@ -40,8 +40,23 @@ use crate::reject::normalized;
 use crate::reject::out::with_arena;
 use crate::reject::{Reason, Rejection, Rejections};
 
-/// What a gate is built from.
+/// What a gate is built from: [`GateConfig::default`], or
+/// [`GateConfig::builder`] to change some of it. Its fields are read
+/// as they are; new ones may come in a minor version, so it is built only
+/// through those two.
+///
+/// ```
+/// use mcpgate::{GateConfig, UnknownTools};
+///
+/// let config = GateConfig::builder()
+///     .body_limit(64 * 1024)
+///     .unknown_tools(UnknownTools::Forward)
+///     .build();
+/// assert_eq!(config.body_limit, 64 * 1024);
+/// assert_eq!(config.max_depth, GateConfig::default().max_depth);
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct GateConfig {
     /// The revisions served; a request naming another is refused (-32022).
     pub revisions: Vec<Revision>,
@@ -97,6 +112,96 @@ impl Default for GateConfig {
     }
 }
 
+impl GateConfig {
+    /// A builder starting from [`GateConfig::default`].
+    pub fn builder() -> GateConfigBuilder {
+        GateConfigBuilder {
+            config: GateConfig::default(),
+        }
+    }
+}
+
+/// Builds a [`GateConfig`]: each setting left alone keeps its default.
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct GateConfigBuilder {
+    config: GateConfig,
+}
+
+impl GateConfigBuilder {
+    /// The revisions served ([`GateConfig::revisions`]).
+    pub fn revisions(mut self, revisions: impl Into<Vec<Revision>>) -> Self {
+        self.config.revisions = revisions.into();
+        self
+    }
+
+    /// The largest body taken, in bytes ([`GateConfig::body_limit`]).
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.config.body_limit = bytes;
+        self
+    }
+
+    /// The deepest nesting taken ([`GateConfig::max_depth`]).
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.config.max_depth = depth;
+        self
+    }
+
+    /// What a call of a tool the catalog lacks gets
+    /// ([`GateConfig::unknown_tools`]).
+    pub fn unknown_tools(mut self, policy: UnknownTools) -> Self {
+        self.config.unknown_tools = Some(policy);
+        self
+    }
+
+    /// How tools are registered when the catalog is learned
+    /// ([`GateConfig::catalog`]).
+    pub fn catalog(mut self, options: CatalogOptions) -> Self {
+        self.config.catalog = options;
+        self
+    }
+
+    /// Whether `tools/list` answers become the catalog
+    /// ([`GateConfig::learn_catalog`]).
+    pub fn learn_catalog(mut self, on: bool) -> Self {
+        self.config.learn_catalog = on;
+        self
+    }
+
+    /// Whether a `tools/list` answer passing through replaces the catalog
+    /// ([`GateConfig::learn_from_answers`]).
+    pub fn learn_from_answers(mut self, on: bool) -> Self {
+        self.config.learn_from_answers = on;
+        self
+    }
+
+    /// Whether a `tools/call` waits for a catalog
+    /// ([`GateConfig::await_catalog`]).
+    pub fn await_catalog(mut self, on: bool) -> Self {
+        self.config.await_catalog = on;
+        self
+    }
+
+    /// Pre-flight normalization of `tools/call` arguments
+    /// ([`GateConfig::normalization`]).
+    pub fn normalization(mut self, on: bool) -> Self {
+        self.config.normalization = on;
+        self
+    }
+
+    /// Whether what normalization did is told in `_meta.normalized`
+    /// ([`GateConfig::normalization_meta`]).
+    pub fn normalization_meta(mut self, on: bool) -> Self {
+        self.config.normalization_meta = on;
+        self
+    }
+
+    /// The configuration.
+    pub fn build(self) -> GateConfig {
+        self.config
+    }
+}
+
 /// The policy for a `tools/call` naming a tool the catalog lacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnknownTools {
@@ -107,18 +212,21 @@ pub enum UnknownTools {
 }
 
 impl std::str::FromStr for UnknownTools {
-    type Err = String;
+    type Err = UnknownToolsError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "reject" => Ok(UnknownTools::Reject),
             "forward" => Ok(UnknownTools::Forward),
-            other => Err(format!(
-                "unknown policy {other:?} (expected \"reject\" or \"forward\")"
-            )),
+            other => Err(UnknownToolsError(other.to_owned())),
         }
     }
 }
+
+/// A policy name that is neither `reject` nor `forward` (the name given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown policy {0:?} (expected \"reject\" or \"forward\")")]
+pub struct UnknownToolsError(pub String);
 
 /// The gate's answer to one message.
 #[derive(Debug)]

@@ -214,11 +214,7 @@ mod tests {
 
     #[test]
     fn where_answers_do_not_teach_a_tools_list_is_not_watched_nor_learned() {
-        let gate = Gate::new(GateConfig {
-            learn_from_answers: false,
-            ..GateConfig::default()
-        })
-        .unwrap();
+        let gate = Gate::new(GateConfig::builder().learn_from_answers(false).build()).unwrap();
         gate.set_catalog(
             Catalog::from_json(
                 &json!([{"name": "kept", "inputSchema": {"type": "object"}}]),
