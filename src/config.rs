@@ -352,10 +352,10 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-fn error(key: &str, message: impl Into<String>) -> ConfigError {
+fn error(key: &str, message: impl std::fmt::Display) -> ConfigError {
     ConfigError {
         key: key.to_owned(),
-        message: message.into(),
+        message: message.to_string(),
     }
 }
 
@@ -539,7 +539,7 @@ impl Settings {
             gate.unknown_tools = Some(
                 policy
                     .parse::<UnknownTools>()
-                    .map_err(|e| error("unknown_tools", e.to_string()))?,
+                    .map_err(|e| error("unknown_tools", e))?,
             );
         }
         args.normalization.apply(
@@ -650,7 +650,7 @@ impl Settings {
             .session_key
             .clone()
             .or(file.session_key)
-            .map(|text| SessionKey::parse(&text).map_err(|e| error("session_key", e.to_string())))
+            .map(|text| SessionKey::parse(&text).map_err(|e| error("session_key", e)))
             .transpose()?;
         Ok(Settings {
             server,

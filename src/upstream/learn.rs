@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::UpstreamConfig;
 use super::fetch;
+use super::{UpstreamConfig, UpstreamError};
 use crate::catalog::{Catalog, CatalogOptions, CatalogSource, Relearn};
 
 /// How often the upstream's catalog is asked for again: its `ttlMs`, held
@@ -21,8 +21,8 @@ pub fn learn(
     endpoint: &UpstreamConfig,
     options: &CatalogOptions,
     timeout: Duration,
-) -> Result<(Catalog, Duration), String> {
-    let listed = fetch::list_tools(endpoint, timeout)?;
+) -> Result<(Catalog, Duration), UpstreamError> {
+    let listed = fetch::list_tools(endpoint, timeout).map_err(UpstreamError::List)?;
     let catalog = Catalog::register(&listed.tools, CatalogSource::Upstream, options);
     let next = listed
         .ttl
@@ -67,7 +67,7 @@ pub fn keep_learning(
                     Err(reason) => {
                         tracing::warn!(
                             target: "mcpgate::catalog",
-                            reason = reason.as_str(),
+                            reason = reason.to_string().as_str(),
                             "the upstream's tools/list could not be read; the catalog in service stays"
                         );
                         wait = backoff;
