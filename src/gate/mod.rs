@@ -372,6 +372,15 @@ thread_local! {
 
 impl Gate {
     /// Compiles every root of the served revisions.
+    ///
+    /// ```
+    /// use mcpgate::{Gate, GateConfig, Revision};
+    ///
+    /// let gate = Gate::new(GateConfig::builder().revisions([Revision::ALL[0]]).build())?;
+    /// assert_eq!(gate.config().revisions, [Revision::ALL[0]]);
+    /// assert!(gate.catalog().is_empty());
+    /// # Ok::<(), mcpgate::CompileRootError>(())
+    /// ```
     pub fn new(config: GateConfig) -> Result<Gate, CompileRootError> {
         let serves = |lane| config.revisions.iter().any(|r| r.lane() == lane);
         let modern = if serves(Lane::Modern) {
@@ -406,6 +415,17 @@ impl Gate {
 
     /// Puts `catalog` in service; calls being checked finish with the one
     /// they started with.
+    ///
+    /// ```
+    /// use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig};
+    /// use serde_json::json;
+    ///
+    /// let gate = Gate::new(GateConfig::default())?;
+    /// let tools = json!([{"name": "echo", "inputSchema": {"type": "object"}}]);
+    /// gate.set_catalog(Catalog::from_json(&tools, CatalogSource::File, &CatalogOptions::default())?);
+    /// assert_eq!(gate.catalog().names().collect::<Vec<_>>(), ["echo"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn set_catalog(&self, catalog: Catalog) {
         self.catalog.store(Arc::new(catalog));
     }
@@ -437,6 +457,25 @@ impl Gate {
     /// bytes, so a request with a `Content-Encoding` other than `identity`
     /// is the frontend's to refuse (as `mcpgate serve` does, 415) or to
     /// decode and forward decoded.
+    ///
+    /// ```
+    /// use mcpgate::{Gate, GateConfig, Kind, Reason, Verdict};
+    ///
+    /// let gate = Gate::new(GateConfig::default())?;
+    /// let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")];
+    /// let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{
+    ///     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+    ///     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    /// let Verdict::Allow(allowed) = gate.check(&headers[..], list) else {
+    ///     panic!("a tools/list was refused");
+    /// };
+    /// assert_eq!(allowed.kind, Kind::Request);
+    /// let Verdict::Reject(rejection) = gate.check(&headers[..], b"{not json") else {
+    ///     panic!("a broken body was allowed");
+    /// };
+    /// assert_eq!((rejection.status, rejection.reason), (400, Reason::MalformedJson));
+    /// # Ok::<(), mcpgate::CompileRootError>(())
+    /// ```
     pub fn check(&self, headers: &(impl RequestHeaders + ?Sized), body: &[u8]) -> Verdict<'_> {
         SCRATCH.with(|scratch| self.check_with(&mut scratch.borrow_mut(), headers, body))
     }
@@ -448,6 +487,33 @@ impl Gate {
     /// the name as sent: where the upstream matches names loosely, it
     /// should match them so too (`mcpgate serve` trims whitespace around
     /// the name and ignores case).
+    ///
+    /// ```
+    /// use mcpgate::{Gate, GateConfig, Reason, Verdict};
+    ///
+    /// let gate = Gate::new(GateConfig::default())?;
+    /// let call = |name: &str| {
+    ///     let headers = [
+    ///         ("MCP-Protocol-Version", "2026-07-28"),
+    ///         ("Mcp-Method", "tools/call"),
+    ///         ("Mcp-Name", name),
+    ///     ];
+    ///     let body = format!(
+    ///         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{{
+    ///         "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+    ///         "io.modelcontextprotocol/clientCapabilities":{{}}}},
+    ///         "name":"{name}","arguments":{{}}}}}}"#
+    ///     );
+    ///     // This caller may call `search` only.
+    ///     match gate.check_permitted(&headers[..], body.as_bytes(), &|tool| tool == "search") {
+    ///         Verdict::Allow(_) => None,
+    ///         Verdict::Reject(rejection) => Some((rejection.status, rejection.reason)),
+    ///     }
+    /// };
+    /// assert_eq!(call("search"), None);
+    /// assert_eq!(call("delete"), Some((403, Reason::InsufficientScope)));
+    /// # Ok::<(), mcpgate::CompileRootError>(())
+    /// ```
     pub fn check_permitted(
         &self,
         headers: &(impl RequestHeaders + ?Sized),
