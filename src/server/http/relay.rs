@@ -477,8 +477,7 @@ fn encode_answer_head(out: &mut Vec<u8>, head: &AnswerHead, conn: ConnHeader, re
 /// the watch then never completes: the request waits its turn.
 ///
 /// Armed from the start of each wait: arming it only a few ms in saved its
-/// probe but no CPU a run could show (benches/MEASUREMENTS.md, "Through the
-/// gateway").
+/// probe but no CPU a run could show.
 async fn client_gone(stream: &TcpStream) {
     loop {
         if stream.readable(false).await.is_err() {
