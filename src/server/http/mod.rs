@@ -677,7 +677,7 @@ impl<S: Service> Conn<'_, S> {
                 let mut dec = ChunkedDecoder::new(meta.head_len, limits.body_limit);
                 let cap_max = limits.max_head_bytes + limits.body_limit + BODY_SLACK;
                 loop {
-                    match dec.decode(&mut self.buf, meta.head_len) {
+                    match dec.decode(&mut self.buf) {
                         Ok(true) => break,
                         Ok(false) => {}
                         Err(e) => return self.refuse(e).await,
