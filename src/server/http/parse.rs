@@ -31,6 +31,19 @@ pub(crate) struct HeadMeta {
     pub head_method: bool,
 }
 
+impl HeadMeta {
+    /// For an answer to no head the connection could read (a refusal, a
+    /// panic): it closes.
+    pub(crate) const NONE: HeadMeta = HeadMeta {
+        head_len: 0,
+        framing: Framing::None,
+        keep_alive: false,
+        expect_continue: false,
+        http10: false,
+        head_method: false,
+    };
+}
+
 /// Parses the head at the start of `buf` and hands it to `f`.
 /// `Ok(None)`: the head is not complete yet (and not over the limits).
 pub(crate) fn with_head<R>(

@@ -83,21 +83,26 @@ impl<S: Service> Conn<'_, S> {
             return self.fail(&forward, UpstreamFailure::BadAnswer, meta).await;
         }
         let success = (200..300).contains(&head.status);
-        match forward.plan {
-            AnswerPlan::Relay => self.relay_as_sent(forward, upstream, head, meta).await,
-            AnswerPlan::Edit => self.relay_edited(forward, upstream, head, meta).await,
-            AnswerPlan::RewriteEvents if head.event_stream && success => {
-                self.relay_events_rewritten(forward, upstream, head, meta)
-                    .await
-            }
+        let plan = match forward.plan {
+            AnswerPlan::RewriteEvents if head.event_stream && success => AnswerPlan::RewriteEvents,
             // Every answer to rewrite is rewritten, whatever its status (a
             // client reads any 2xx body, and may show an error's): held
             // whole.
             AnswerPlan::Rewrite | AnswerPlan::RewriteEvents if has_body(head.status) => {
-                self.relay_rewritten(forward, upstream, head, meta).await
+                return self.relay_rewritten(forward, upstream, head, meta).await;
             }
-            AnswerPlan::Rewrite | AnswerPlan::RewriteEvents => {
-                self.relay_as_sent(forward, upstream, head, meta).await
+            // Nothing to rewrite.
+            AnswerPlan::Rewrite | AnswerPlan::RewriteEvents => AnswerPlan::Relay,
+            plan => plan,
+        };
+        let Some(answer) = start_body(upstream, head, forward.watch) else {
+            return self.cut().await;
+        };
+        match plan {
+            AnswerPlan::Edit => self.relay_edited(forward, answer, meta).await,
+            AnswerPlan::RewriteEvents => self.relay_events_rewritten(forward, answer, meta).await,
+            AnswerPlan::Relay | AnswerPlan::Rewrite => {
+                self.relay_stream(forward, answer, meta, None).await
             }
         }
     }
@@ -114,34 +119,16 @@ impl<S: Service> Conn<'_, S> {
         self.answer(resp, meta.keep_alive, false, meta).await
     }
 
-    /// [`AnswerPlan::Relay`]: the answer as the upstream sends it.
-    async fn relay_as_sent(
-        &mut self,
-        forward: Forward<S::Pending>,
-        upstream: UpstreamConn,
-        head: AnswerHead,
-        meta: HeadMeta,
-    ) -> Result<(), ReadEnd> {
-        let Some(answer) = start_body(upstream, head, forward.watch) else {
-            return self.cut().await;
-        };
-        self.relay_stream(forward, answer, meta, None).await
-    }
-
     /// [`AnswerPlan::Edit`]: a JSON answer held whole, within the body
     /// limit, and an event stream's response events, each handed to
     /// [`Service::edit_answer`].
     async fn relay_edited(
         &mut self,
         forward: Forward<S::Pending>,
-        upstream: UpstreamConn,
-        head: AnswerHead,
+        mut answer: Streamed,
         meta: HeadMeta,
     ) -> Result<(), ReadEnd> {
         let limit = self.worker.limits.body_limit;
-        let Some(mut answer) = start_body(upstream, head, forward.watch) else {
-            return self.cut().await;
-        };
         if answer.head.event_stream {
             // An event stream of unknown length: its response event edited.
             let edits = matches!(
@@ -190,28 +177,24 @@ impl<S: Service> Conn<'_, S> {
     async fn relay_events_rewritten(
         &mut self,
         forward: Forward<S::Pending>,
-        upstream: UpstreamConn,
-        head: AnswerHead,
+        mut answer: Streamed,
         meta: HeadMeta,
     ) -> Result<(), ReadEnd> {
-        let limit = self.worker.limits.body_limit;
-        let Some(mut answer) = start_body(upstream, head, forward.watch) else {
-            return self.cut().await;
-        };
         // Every response in the stream is edited: a length the upstream
         // gave no longer holds.
         if matches!(answer.head.framing, BodyFraming::Length(_)) {
             answer.head.framing = BodyFraming::UntilClose;
         }
-        let edits = Some((EventEditor::every_response(limit), EventEdits::Rewrite));
+        let editor = EventEditor::every_response(self.worker.limits.body_limit);
+        let edits = Some((editor, EventEdits::Rewrite));
         self.relay_stream(forward, answer, meta, edits).await
     }
 
-    /// Writes the answer's head, then its body as it arrives (through the
-    /// event editor when there is one), re-chunked when its length is not
-    /// known; puts the upstream connection back and hands the watched
-    /// copy over at the end. The step every plan but a whole rewrite ends
-    /// with.
+    /// [`AnswerPlan::Relay`], and the step the other plans but a whole
+    /// rewrite end with: writes the answer's head, then its body as it
+    /// arrives (through the event editor when there is one), re-chunked
+    /// when its length is not known; puts the upstream connection back and
+    /// hands the watched copy over at the end.
     async fn relay_stream(
         &mut self,
         forward: Forward<S::Pending>,
