@@ -386,6 +386,15 @@ struct Answered {
     meta: HeadMeta,
 }
 
+impl Answered {
+    /// Its bytes taken from the buffer at `start`: what `Conn::answer`
+    /// sends.
+    fn taken(self, start: &mut usize) -> (Response, bool, bool, HeadMeta) {
+        *start += self.consumed;
+        (self.resp, self.keep_alive, self.linger, self.meta)
+    }
+}
+
 /// The step for a service's reply to a whole request.
 fn reply_step<P>(
     reply: Reply<P>,
@@ -547,7 +556,12 @@ impl<S: Service> Conn<'_, S> {
         // open (see the connection-task size test).
         match step {
             Step::Partial => unreachable!("a partial head reads more"),
-            Step::Respond(answered) => self.respond(answered).await,
+            Step::Respond(answered) => {
+                // Not an async fn of its own: the connection task would
+                // hold its arguments besides `answer`'s.
+                let (resp, keep_alive, linger, meta) = answered.taken(&mut self.start);
+                self.answer(resp, keep_alive, linger, meta).await
+            }
             Step::Body(meta) => Box::pin(self.read_body_and_answer(meta)).await,
             step => Box::pin(self.take_step(step)).await,
         }
@@ -556,7 +570,12 @@ impl<S: Service> Conn<'_, S> {
     /// Answers a whole request's step, its bytes taken from the buffer.
     async fn take_step(&mut self, step: Step<S::Pending>) -> Result<(), ReadEnd> {
         match step {
-            Step::Respond(answered) => self.respond(answered).await,
+            Step::Respond(answered) => {
+                // Not an async fn of its own: the connection task would
+                // hold its arguments besides `answer`'s.
+                let (resp, keep_alive, linger, meta) = answered.taken(&mut self.start);
+                self.answer(resp, keep_alive, linger, meta).await
+            }
             Step::Forward {
                 forward,
                 request,
@@ -569,19 +588,6 @@ impl<S: Service> Conn<'_, S> {
             Step::Error(e) => self.refuse(e).await,
             Step::Partial | Step::Body(_) => unreachable!("not a whole request's step"),
         }
-    }
-
-    /// Answers a request without reading more.
-    async fn respond(&mut self, answered: Answered) -> Result<(), ReadEnd> {
-        let Answered {
-            resp,
-            consumed,
-            keep_alive,
-            linger,
-            meta,
-        } = answered;
-        self.start += consumed;
-        self.answer(resp, keep_alive, linger, meta).await
     }
 
     /// Parses the head at `start` and, when the whole request is already
