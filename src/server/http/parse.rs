@@ -5,7 +5,7 @@ use std::mem::MaybeUninit;
 
 use crate::gate::fields::check_fields;
 use crate::http1::chunked::{self, ChunkError, Step};
-use crate::http1::{self, is_chunked_coding, lists_token, trim_ows};
+use crate::http1::{self, is_chunked_coding, trim_ows};
 use crate::server::{Head, HttpError, MAX_HEADERS_CAP, Response};
 
 /// How the body of a request is framed.
@@ -105,8 +105,13 @@ pub(crate) fn with_head<R>(
             }
             transfer_encoding = true;
         } else if name.eq_ignore_ascii_case(b"connection") {
-            conn_close |= lists_token(h.value, b"close");
-            conn_keep_alive |= lists_token(h.value, b"keep-alive");
+            // One pass over the tokens: this is on every request that
+            // names its connection.
+            for token in h.value.split(|&b| b == b',') {
+                let token = trim_ows(token);
+                conn_close |= token.eq_ignore_ascii_case(b"close");
+                conn_keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+            }
         } else if name.eq_ignore_ascii_case(b"expect") {
             expect_continue |= trim_ows(h.value).eq_ignore_ascii_case(b"100-continue");
         }
