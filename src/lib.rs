@@ -205,6 +205,8 @@ mod cli;
 mod config;
 mod distill;
 mod gate;
+#[cfg(feature = "server")]
+mod http1;
 #[doc(hidden)]
 pub mod internal;
 mod parse;

@@ -106,7 +106,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
             Err(reason) => {
                 tracing::warn!(
                     target: "mcpgate::catalog",
-                    reason = reason.as_str(),
+                    reason = %reason,
                     "the upstream's tools/list could not be read; tools/call is refused (503) until it can, or forwarded unchecked with unknown_tools = \"forward\""
                 );
                 first_refresh = std::time::Duration::from_secs(1);

@@ -4,7 +4,6 @@
 //! means; the gate decided that before.
 
 pub mod answer;
-pub mod fetch;
 pub mod learn;
 pub mod pool;
 pub mod rate_limit;
