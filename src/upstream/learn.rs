@@ -87,8 +87,8 @@ pub fn learn(
 /// time), then each listing's own, or sooner when `relearn` asks (a call
 /// named a tool the catalog lacks), but never twice within
 /// [`MIN_REFRESH`]. A failed attempt keeps the catalog in service and is
-/// retried after 1, 2, 4 ... up to 60 seconds. The thread lives as long as
-/// the process.
+/// retried with a growing pause, never shorter than [`MIN_REFRESH`], up
+/// to 60 seconds. The thread lives as long as the process.
 pub fn keep_learning(
     endpoint: UpstreamConfig,
     options: CatalogOptions,
