@@ -1,9 +1,7 @@
-//! `mcpgate serve` settings, in layers: built-in defaults, then a TOML file
-//! (`--config`), then the error-envelope contract's variables (its three
-//! switches), then `MCPGATE_*` variables, then flags — each later one
-//! winning. Every key is one field of [`Raw`]: the layers are merged into
-//! one `Raw`, which is validated once ([`Settings::resolve`]); a wrong
-//! value fails at start with a message naming the key and where it was set.
+//! `mcpgate serve` settings: built-in defaults, then a TOML file, then the
+//! error-envelope contract's variables, then `MCPGATE_*` variables, then
+//! flags, each later one winning. Every key is one field of [`Raw`]; the
+//! layers merged into one `Raw` are validated once ([`Settings::resolve`]).
 
 mod validate;
 
@@ -19,24 +17,18 @@ use crate::gate::GateConfig;
 
 pub use validate::Settings;
 
-/// A list: comma-separated in a flag, an array in the file (an alias, so
-/// that clap takes it as one value).
+/// Comma-separated in a flag, an array in the file (an alias: clap takes it as one value).
 pub type Strings = Vec<String>;
-/// `tool=scope scope;tool=scope` in a flag, a table in the file.
-pub type ToolScopes = BTreeMap<String, Vec<String>>;
 
-/// Every key of `mcpgate serve`: a flag, also read from its `MCPGATE_*`
-/// variable, and a key of the TOML file (some keys are file-only).
+/// Every key of `mcpgate serve`: a flag and its `MCPGATE_*` variable, and a key of the file.
 #[derive(Args, Serialize, Deserialize, Debug, Default, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Raw {
-    /// A TOML file with any of the keys below (variables and flags win);
-    /// relative paths in it are read from its directory.
+    /// A TOML file with any of these keys; its relative paths are read from its directory.
     #[arg(long, env = "MCPGATE_CONFIG")]
     #[serde(skip)]
     pub config: Option<PathBuf>,
-    /// Address to listen on, `HOST:PORT`; a host name is resolved at start,
-    /// its first address used [default: 127.0.0.1:8080].
+    /// `HOST:PORT` to listen on; a name's first address is used [default: 127.0.0.1:8080].
     #[arg(long, env = "MCPGATE_LISTEN")]
     pub listen: Option<String>,
     /// Worker threads, one runtime and listener each [default: cores].
@@ -63,8 +55,7 @@ pub struct Raw {
     pub read_timeout_ms: Option<u64>,
     #[arg(skip)]
     pub shutdown_grace_ms: Option<u64>,
-    /// Most client connections open at once, split among the workers;
-    /// more wait in the kernel's backlog [default: 4096].
+    /// Most client connections open at once, split among the workers [default: 4096].
     #[arg(long, env = "MCPGATE_MAX_CONNECTIONS", value_parser = number::<usize>)]
     pub max_connections: Option<usize>,
     /// Comma-separated origins allowed besides loopback; `*` for any.
@@ -73,8 +64,7 @@ pub struct Raw {
     /// Comma-separated bearer tokens; none: no auth.
     #[arg(long, env = "MCPGATE_BEARER_TOKENS", hide_env_values = true, value_parser = list)]
     pub bearer_tokens: Option<Strings>,
-    /// With authentication on, the key session ids are sealed under: hex
-    /// or base64 of 32 bytes or more [default: drawn at start].
+    /// With auth on, the key session ids are sealed under: hex or base64 of 32 bytes or more.
     #[arg(long, env = "MCPGATE_SESSION_KEY", hide_env_values = true)]
     pub session_key: Option<String>,
     #[arg(skip)]
@@ -82,9 +72,8 @@ pub struct Raw {
     /// Tool catalog: a `tools/list` result or an array of Tool objects.
     #[arg(long, env = "MCPGATE_CATALOG")]
     pub catalog: Option<PathBuf>,
-    /// A call of a tool the catalog lacks: `reject` or `forward` (let it
-    /// through unchecked) [default: reject with a catalog, let through
-    /// without one; 503 while a catalog learned from the upstream is awaited].
+    /// A call of a tool the catalog lacks: `reject` or `forward` (let through, unchecked)
+    /// [default: reject with a catalog, let through without one; 503 while one is awaited].
     #[arg(long, env = "MCPGATE_UNKNOWN_TOOLS")]
     pub unknown_tools: Option<String>,
     /// The older name of `strict_unknown_fields`.
@@ -93,12 +82,10 @@ pub struct Raw {
     #[command(flatten)]
     #[serde(flatten)]
     pub switches: NormalizationArgs,
-    /// Learn the catalog from the upstream (its `tools/list`, and answers
-    /// to `tools/list` passing through) when no file gives it [default: true].
+    /// Without a catalog file, learn it from the upstream's `tools/list` [default: true].
     #[arg(long, env = "MCPGATE_LEARN_CATALOG", value_parser = boolean)]
     pub learn_catalog: Option<bool>,
-    /// The MCP server to forward allowed messages to, `http://HOST:PORT/PATH`
-    /// [default: none: allowed messages get 502, POST /validate for verdicts].
+    /// The MCP server allowed messages go to, `http://HOST:PORT/PATH` [default: none].
     #[arg(long, env = "MCPGATE_UPSTREAM")]
     pub upstream: Option<String>,
     /// Milliseconds to connect to the upstream [default: 2000].
@@ -110,17 +97,14 @@ pub struct Raw {
     /// Milliseconds an answer's body (an event stream) may stay silent [default: 300000].
     #[arg(long, env = "MCPGATE_UPSTREAM_IDLE_TIMEOUT_MS", value_parser = number::<u64>)]
     pub upstream_idle_timeout_ms: Option<u64>,
-    /// Serve `/_noop`, a 204 that reads nothing (the load benchmark's
-    /// floor); alone: `true` [default: false: a 404 like any unknown path].
+    /// Serve `/_noop`, a 204 that reads nothing (a load benchmark's floor) [default: false].
     #[arg(long, env = "MCPGATE_BENCH_NOOP_ROUTE", value_parser = boolean, value_name = "BOOL")]
     #[arg(num_args = 0..=1, default_missing_value = "true")]
     pub bench_noop_route: Option<bool>,
-    /// OAuth: the authorization server whose access tokens are accepted;
-    /// a token's `iss` must equal it [default: none: no OAuth].
+    /// OAuth: the issuer whose access tokens are accepted (`iss`) [default: none: no OAuth].
     #[arg(long, env = "MCPGATE_OAUTH_ISSUER")]
     pub oauth_issuer: Option<String>,
-    /// OAuth: this gateway's resource URI, which a token's `aud` must
-    /// contain, e.g. https://mcp.example.com/mcp.
+    /// OAuth: this gateway's resource URI, which a token's `aud` must contain.
     #[arg(long, env = "MCPGATE_OAUTH_RESOURCE")]
     pub oauth_resource: Option<String>,
     /// OAuth: the issuer's JWKS, read from this file.
@@ -129,8 +113,7 @@ pub struct Raw {
     /// OAuth: the issuer's JWKS, fetched from this http:// or https:// URL.
     #[arg(long, env = "MCPGATE_OAUTH_JWKS_URL")]
     pub oauth_jwks_url: Option<String>,
-    /// OAuth: least seconds between two reloads of the JWKS on an unknown
-    /// key id [default: 300].
+    /// OAuth: least seconds between two reloads of the JWKS [default: 300].
     #[arg(long, env = "MCPGATE_OAUTH_JWKS_REFRESH_SECS", value_parser = number::<u64>)]
     pub oauth_jwks_refresh_secs: Option<u64>,
     /// OAuth: comma-separated authorization servers in the metadata [default: the issuer].
@@ -141,7 +124,7 @@ pub struct Raw {
     pub oauth_scopes_required: Option<Strings>,
     /// OAuth: the scopes a tool's `tools/call` needs, `tool=scope scope;tool=scope`.
     #[arg(long, env = "MCPGATE_OAUTH_TOOL_SCOPES", value_parser = tool_scopes)]
-    pub oauth_tool_scopes: Option<ToolScopes>,
+    pub oauth_tool_scopes: Option<BTreeMap<String, Vec<String>>>,
     /// OAuth: pass the client's `Authorization` on to the upstream [default: false].
     #[arg(long, env = "MCPGATE_OAUTH_FORWARD_AUTHORIZATION", value_parser = boolean)]
     pub oauth_forward_authorization: Option<bool>,
@@ -153,20 +136,16 @@ pub struct Raw {
     pub oauth_scopes_header: Option<String>,
 }
 
-/// Pre-flight normalization's switches, which `check` takes too. Each is
-/// `true` or `false` (any case) or `1`/`0`.
+/// Pre-flight normalization's switches (`check` takes them too): `true`/`false` or `1`/`0`.
 #[derive(Args, Serialize, Deserialize, Debug, Default, Clone)]
 pub struct NormalizationArgs {
-    /// Put `tools/call` argument keys right against the tool's schema
-    /// before the value gate [default: true].
+    /// Put `tools/call` argument keys right against the tool's schema [default: true].
     #[arg(long, env = "MCPGATE_NORMALIZATION", value_name = "BOOL", value_parser = boolean)]
     pub normalization: Option<bool>,
-    /// Tell what normalization did in a refused call's envelope
-    /// (`_meta.normalized`) [default: false].
+    /// Tell what normalization did in a refused call's `_meta.normalized` [default: false].
     #[arg(long, env = "MCPGATE_NORMALIZATION_META", value_name = "BOOL", value_parser = boolean)]
     pub normalization_meta: Option<bool>,
-    /// Refuse top-level keys a tool's schema does not name where it says
-    /// nothing of them (objects closed at registration) [default: true].
+    /// Refuse argument keys a tool's schema does not name nor allow [default: true].
     #[arg(long, env = "MCPGATE_STRICT_UNKNOWN_FIELDS", value_name = "BOOL", value_parser = boolean)]
     pub strict_unknown_fields: Option<bool>,
 }
@@ -184,10 +163,9 @@ impl NormalizationArgs {
     /// `MCPGATE_*` variables), else the contract's variables, else the
     /// default.
     pub fn apply(&self, gate: &mut GateConfig) -> Result<(), ConfigError> {
-        let mut layers = Layers::default();
-        layers.add(contract(|name| std::env::var(name).ok())?, contract_source);
-        layers.add(table(self)?, flag);
-        layers.merged::<NormalizationArgs>()?.0.set(gate);
+        let contract: NormalizationArgs = read(contract(|name| std::env::var(name).ok())?)?;
+        contract.set(gate);
+        self.set(gate);
         Ok(())
     }
 
@@ -213,23 +191,21 @@ pub struct ConfigError {
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let source = self.source.as_ref().map(|s| format!(" ({s})"));
-        let (key, message) = (&self.key, &self.message);
-        write!(
-            f,
-            "config key `{key}`{}: {message}",
-            source.unwrap_or_default()
-        )
+        write!(f, "config key `{}`", self.key)?;
+        if let Some(source) = &self.source {
+            write!(f, " ({source})")?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 
 impl std::error::Error for ConfigError {}
 
 fn error(key: &str, message: impl Into<String>, source: Option<Source>) -> ConfigError {
-    let (key, message) = (key.to_owned(), message.into());
+    let key = key.to_owned();
     ConfigError {
         key,
-        message,
+        message: message.into(),
         source,
     }
 }
@@ -239,29 +215,23 @@ pub fn flag(key: &str) -> Source {
     format!("from --{}", key.replace('_', "-"))
 }
 
-/// The layers merged so far: each key's value, and where it was set.
-#[derive(Default)]
-struct Layers {
-    table: Table,
-    from: BTreeMap<String, Source>,
+/// A layer: its keys, and where it set them.
+type Layer<'a> = (Table, &'a dyn Fn(&str) -> Source);
+
+/// The layers, each over those before: the keys, and where each was set.
+fn merge(layers: Vec<Layer>) -> (Table, BTreeMap<String, Source>) {
+    let (mut merged, mut from) = (Table::new(), BTreeMap::new());
+    for (table, source) in layers {
+        from.extend(table.keys().map(|key| (key.clone(), source(key))));
+        merged.extend(table);
+    }
+    (merged, from)
 }
 
-impl Layers {
-    /// Lays `table` over what is there.
-    fn add(&mut self, table: Table, source: impl Fn(&str) -> Source) {
-        for (key, value) in table {
-            self.from.insert(key.clone(), source(&key));
-            self.table.insert(key, value);
-        }
-    }
-
-    /// The merged keys as `T`, with their sources (each layer was read as
-    /// a `T` already).
-    fn merged<T: DeserializeOwned>(self) -> Result<(T, BTreeMap<String, Source>), ConfigError> {
-        let merged = self.table.try_into();
-        let value = merged.map_err(|e: toml::de::Error| error("config", e.message(), None))?;
-        Ok((value, self.from))
-    }
+/// Merged keys as `T` (each layer was read as one already).
+fn read<T: DeserializeOwned>(keys: Table) -> Result<T, ConfigError> {
+    keys.try_into()
+        .map_err(|e: toml::de::Error| error("config", e.message(), None))
 }
 
 /// A layer's keys (those it sets) as a table.
@@ -327,14 +297,14 @@ impl Settings {
         S: Fn(&str) -> Source,
         V: Fn(&str) -> Option<String>,
     {
-        let mut layers = Layers::default();
-        if let Some(path) = &flags.config {
-            layers.add(file(path)?, |_| format!("in {}", path.display()));
-        }
-        layers.add(contract(var)?, contract_source);
-        layers.add(table(flags)?, from_cli);
-        let (raw, from) = layers.merged::<Raw>()?;
-        validate::Given { raw, from }.settings()
+        let in_file = |_: &str| format!("in {}", flags.config.as_ref().unwrap().display());
+        let file = flags.config.as_deref().map(file).transpose()?;
+        let mut layers: Vec<Layer> = file.map(|keys| (keys, &in_file as _)).into_iter().collect();
+        layers.push((contract(var)?, &contract_source));
+        layers.push((table(flags)?, &from_cli));
+        let (keys, from) = merge(layers);
+        let raw = read(keys.clone())?;
+        validate::Given { raw, keys, from }.settings()
     }
 }
 
@@ -360,7 +330,7 @@ fn list(text: &str) -> Result<Strings, String> {
 }
 
 /// `tool=scope scope;tool=scope`.
-fn tool_scopes(text: &str) -> Result<ToolScopes, String> {
+fn tool_scopes(text: &str) -> Result<BTreeMap<String, Vec<String>>, String> {
     let mut table = BTreeMap::new();
     for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
         let Some((tool, needed)) = entry.split_once('=') else {

@@ -6,9 +6,10 @@ use std::fmt::Display;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
+
+use toml::Table;
 
 use super::{ConfigError, Raw, Source};
 use crate::gate::{GateConfig, UnknownTools};
@@ -29,32 +30,28 @@ pub struct Settings {
     pub wire: WirePolicy,
     /// The tool catalog file, loaded at start.
     pub catalog: Option<PathBuf>,
-    /// `/_noop` is served (for benchmarks only: a deployment has no use
-    /// for a route that answers without checking anything).
+    /// `/_noop` is served: for load benchmarks only.
     pub bench_noop_route: bool,
-    /// The OAuth resource server, when an issuer is configured (its JWKS
-    /// is loaded at start).
+    /// The OAuth resource server, started (its JWKS loaded) by `serve`.
     pub oauth: Option<OAuthConfig>,
     /// `session_key`; none: `serve` draws one.
     pub session_key: Option<SessionKey>,
 }
 
+/// The values a number takes, and what it is told otherwise.
+type Range = (RangeInclusive<i64>, &'static str);
+const SOME: Range = (1..=i64::MAX, "must be at least 1");
 /// Deadlines are `now + timeout`: a year keeps them far from overflowing.
-const YEAR: u64 = 365 * 24 * 3600 * 1000;
-/// The values a key takes, and what it is told otherwise.
-type Range<T> = (RangeInclusive<T>, &'static str);
-const SOME: Range<u64> = (1..=u64::MAX, "must be at least 1");
-const HEAD: Range<u64> = (256..=u64::MAX, "must be at least 256");
-const DEPTH: Range<u64> = (1..=1024, "must be between 1 and 1024");
-const HEADERS: Range<u64> = (1..=MAX_HEADERS_CAP as u64, "must be between 1 and 256");
-const A_YEAR: Range<u64> = (1..=YEAR, "must be between 1 and a year");
-const A_WEEK: Range<u64> = (1..=7 * 24 * 3600, "must be between 1 and a week");
+const A_YEAR: Range = (1..=365 * 24 * 3600 * 1000, "must be between 1 and a year");
+const A_WEEK: Range = (1..=7 * 24 * 3600, "must be between 1 and a week");
+const _: () = assert!(MAX_HEADERS_CAP == 256);
 
 type Checked<T> = Result<T, ConfigError>;
 
 /// The merged keys and where each was set.
 pub(super) struct Given {
     pub raw: Raw,
+    pub keys: Table,
     pub from: BTreeMap<String, Source>,
 }
 
@@ -70,50 +67,27 @@ impl Given {
 
     /// Every number against its range, before anything is built.
     fn ranges(&self) -> Checked<()> {
-        let (r, size) = (&self.raw, |n: Option<usize>| n.map(|n| n as u64));
-        for (key, value, (ok, message)) in [
-            ("workers", size(r.workers), SOME),
-            ("body_limit", size(r.body_limit), SOME),
-            ("max_depth", size(r.max_depth), DEPTH),
-            ("max_headers", size(r.max_headers), HEADERS),
-            ("max_head_bytes", size(r.max_head_bytes), HEAD),
-            ("max_connections", size(r.max_connections), SOME),
-            ("idle_timeout_ms", r.idle_timeout_ms, SOME),
-            ("read_timeout_ms", r.read_timeout_ms, SOME),
-            ("shutdown_grace_ms", r.shutdown_grace_ms, SOME),
-            (
-                "upstream_connect_timeout_ms",
-                r.upstream_connect_timeout_ms,
-                A_YEAR,
-            ),
-            (
-                "upstream_first_byte_timeout_ms",
-                r.upstream_first_byte_timeout_ms,
-                A_YEAR,
-            ),
-            (
-                "upstream_idle_timeout_ms",
-                r.upstream_idle_timeout_ms,
-                A_YEAR,
-            ),
-            ("oauth_jwks_refresh_secs", r.oauth_jwks_refresh_secs, A_WEEK),
+        for (key, (ok, message)) in [
+            ("workers", SOME),
+            ("body_limit", SOME),
+            ("max_depth", (1..=1024, "must be between 1 and 1024")),
+            ("max_headers", (1..=256, "must be between 1 and 256")),
+            ("max_head_bytes", (256..=i64::MAX, "must be at least 256")),
+            ("max_connections", SOME),
+            ("idle_timeout_ms", SOME),
+            ("read_timeout_ms", SOME),
+            ("shutdown_grace_ms", SOME),
+            ("upstream_connect_timeout_ms", A_YEAR),
+            ("upstream_first_byte_timeout_ms", A_YEAR),
+            ("upstream_idle_timeout_ms", A_YEAR),
+            ("oauth_jwks_refresh_secs", A_WEEK),
         ] {
+            let value = self.keys.get(key).and_then(toml::Value::as_integer);
             if value.is_some_and(|v| !ok.contains(&v)) {
                 return Err(self.error(key, message));
             }
         }
         Ok(())
-    }
-
-    /// `value` parsed where it is given, a failure named.
-    fn parsed<T: FromStr<Err: Display>>(
-        &self,
-        key: &str,
-        value: &Option<String>,
-    ) -> Checked<Option<T>> {
-        let parse = |text: &String| text.parse().map_err(|e: T::Err| (key, e.to_string()));
-        let parsed = value.as_ref().map(parse).transpose();
-        parsed.map_err(|(key, message)| self.error(key, message))
     }
 
     pub(super) fn settings(self) -> Checked<Settings> {
@@ -170,13 +144,18 @@ impl Given {
         };
         let mut addresses = text.to_socket_addrs().map_err(|e| bad(&e))?;
         let address = addresses.next().ok_or_else(|| bad(&"no address"))?;
-        tracing::info!(target: "mcpgate::config", "listen: {text} is {address}");
+        tracing::info!(target: "mcpgate::config", "listen: {text} resolves to {address}, used");
         Ok(address)
     }
 
     fn server(&self) -> Checked<ServerConfig> {
         let (r, mut s) = (&self.raw, ServerConfig::new(self.listen()?));
-        let driver = self.parsed("io_driver", &r.io_driver)?;
+        let driver = r
+            .io_driver
+            .as_deref()
+            .map(str::parse::<IoDriver>)
+            .transpose();
+        let driver = driver.map_err(|e| self.error("io_driver", e.to_string()))?;
         s.io_driver = driver.unwrap_or_else(IoDriver::default_here);
         s.workers = r.workers.unwrap_or(s.workers);
         s.max_headers = r.max_headers.unwrap_or(s.max_headers);
@@ -202,7 +181,11 @@ impl Given {
                 return Err(self.error("revisions", "must name at least one revision"));
             }
         }
-        gate.unknown_tools = self.parsed::<UnknownTools>("unknown_tools", &r.unknown_tools)?;
+        let policy = r.unknown_tools.as_deref().map(str::parse::<UnknownTools>);
+        let policy = policy
+            .transpose()
+            .map_err(|e| self.error("unknown_tools", e.to_string()));
+        gate.unknown_tools = policy?;
         r.switches.set(&mut gate);
         gate.learn_catalog = r.learn_catalog.unwrap_or(gate.learn_catalog);
         Ok(gate)
@@ -243,10 +226,14 @@ impl Given {
             self.http_url("oauth_authorization_servers", server, "", true)?;
         }
         let scopes_required = raw.oauth_scopes_required.clone().unwrap_or_default();
-        self.scopes("oauth_scopes_required", &scopes_required)?;
         let tool_scopes = raw.oauth_tool_scopes.clone().unwrap_or_default();
-        for needed in tool_scopes.values() {
-            self.scopes("oauth_tool_scopes", needed)?;
+        let required = scopes_required.iter().map(|s| ("oauth_scopes_required", s));
+        let by_tool = tool_scopes
+            .values()
+            .flatten()
+            .map(|s| ("oauth_tool_scopes", s));
+        if let Some((key, bad)) = required.chain(by_tool).find(|(_, s)| !is_scope_token(s)) {
+            return Err(self.error(key, format!("{bad:?} is not a scope")));
         }
         Ok(Some(OAuthConfig {
             issuer,
@@ -294,13 +281,6 @@ impl Given {
         }
         let message = format!("{text:?} is not an http:// or https:// URL{what_else}");
         Err(self.error(key, message))
-    }
-
-    fn scopes(&self, key: &str, list: &[String]) -> Checked<()> {
-        match list.iter().find(|s| !is_scope_token(s)) {
-            Some(bad) => Err(self.error(key, format!("{bad:?} is not a scope"))),
-            None => Ok(()),
-        }
     }
 
     /// A header name the upstream may receive an identity in: a token that
