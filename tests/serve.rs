@@ -681,3 +681,29 @@ fn listen_takes_a_host_name_and_says_which_address_it_uses() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("`listen`"));
 }
+
+#[test]
+fn a_wrong_value_from_a_variable_names_the_variable() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("MCPGATE_WORKERS", "many")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--workers") && stderr.contains("MCPGATE_WORKERS"),
+        "{stderr}"
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("MCPGATE_BODY_LIMIT", "0")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("`body_limit` (from MCPGATE_BODY_LIMIT)"),
+        "{stderr}"
+    );
+}

@@ -4,6 +4,7 @@ pub mod check;
 
 use std::process::ExitCode;
 
+use clap::error::{ContextKind, ContextValue};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
@@ -33,7 +34,9 @@ pub enum Command {
 /// Runs the command line; usage errors exit 2 (clap's convention).
 pub fn main() -> ExitCode {
     // The matches tell a flag from its `MCPGATE_*` variable, for errors.
-    let matches = Cli::command().get_matches();
+    let matches = Cli::command()
+        .try_get_matches()
+        .unwrap_or_else(|e| usage_error(e));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::Check(args) => check::run(*args),
@@ -47,6 +50,22 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// Exits on a command-line error; a refused value that came from a
+/// `MCPGATE_*` variable (clap names only the flag) is said to be its.
+fn usage_error(error: clap::Error) -> ! {
+    let _ = error.print();
+    if let Some(ContextValue::String(arg)) = error.get(ContextKind::InvalidArg) {
+        let flag = arg.split(' ').next().unwrap_or_default();
+        let given = std::env::args().any(|a| a == flag || a.starts_with(&format!("{flag}=")));
+        let key = flag.trim_start_matches("--").replace('-', "_");
+        let variable = format!("MCPGATE_{}", key.to_ascii_uppercase());
+        if !given && std::env::var_os(&variable).is_some() {
+            eprintln!("(the value is {variable}'s)");
+        }
+    }
+    std::process::exit(error.exit_code())
 }
 
 fn serve(args: crate::config::Raw, matches: Option<&ArgMatches>) -> ExitCode {

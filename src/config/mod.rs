@@ -72,7 +72,7 @@ pub struct Raw {
     /// Tool catalog: a `tools/list` result or an array of Tool objects.
     #[arg(long, env = "MCPGATE_CATALOG")]
     pub catalog: Option<PathBuf>,
-    /// A call of a tool the catalog lacks: `reject` or `forward` (let through, unchecked)
+    /// A call of a tool the catalog lacks: `reject` or `forward` (let through unchecked)
     /// [default: reject with a catalog, let through without one; 503 while one is awaited].
     #[arg(long, env = "MCPGATE_UNKNOWN_TOOLS")]
     pub unknown_tools: Option<String>,
@@ -150,8 +150,7 @@ pub struct NormalizationArgs {
     pub strict_unknown_fields: Option<bool>,
 }
 
-/// The error-envelope contract's variable of each switch: read with the
-/// contract's meaning, under the `MCPGATE_*` variables and over the file.
+/// The error-envelope contract's variable of each switch (under `MCPGATE_*`, over the file).
 pub const CONTRACT: [(&str, &str); 3] = [
     ("normalization", "MCP_SCHEMA_KEY_NORMALIZATION_ENABLED"),
     ("normalization_meta", "MCP_SCHEMA_KEY_NORMALIZATION_META"),
@@ -159,9 +158,7 @@ pub const CONTRACT: [(&str, &str); 3] = [
 ];
 
 impl NormalizationArgs {
-    /// Sets the gate's switches, for `check`: these flags (or their
-    /// `MCPGATE_*` variables), else the contract's variables, else the
-    /// default.
+    /// Sets the gate's switches, for `check`: these, else the contract's variables.
     pub fn apply(&self, gate: &mut GateConfig) -> Result<(), ConfigError> {
         let contract: NormalizationArgs = read(contract(|name| std::env::var(name).ok())?)?;
         contract.set(gate);
@@ -289,9 +286,8 @@ fn file(path: &Path) -> Result<Table, ConfigError> {
 }
 
 impl Settings {
-    /// The layers under `flags` (the command line, which read the
-    /// `MCPGATE_*` variables: `from_cli` tells which set a key; `var`
-    /// reads the contract's variables), merged and validated.
+    /// The layers under `flags` (and their `MCPGATE_*` variables: `from_cli` tells which
+    /// set a key; `var` reads the contract's variables), merged and validated.
     pub fn resolve<S, V>(flags: &Raw, from_cli: S, var: V) -> Result<Settings, ConfigError>
     where
         S: Fn(&str) -> Source,

@@ -1,5 +1,4 @@
-//! The merged keys turned into what `serve` runs with: each value checked
-//! once, a wrong one named with where it was set.
+//! The merged keys checked once and turned into what `serve` runs with.
 
 use std::collections::BTreeMap;
 use std::fmt::Display;
@@ -269,8 +268,7 @@ impl Given {
         Err(self.error(key, message))
     }
 
-    /// `text` is an `http://` or `https://` URL with a host (and `also`
-    /// holds: `what_else` says what it asks).
+    /// `text` is an `http://` or `https://` URL with a host, and `also` (`what_else`) holds.
     fn http_url(&self, key: &str, text: &str, what_else: &str, also: bool) -> Checked<()> {
         let rest = text
             .strip_prefix("https://")
@@ -283,19 +281,18 @@ impl Given {
         Err(self.error(key, message))
     }
 
-    /// A header name the upstream may receive an identity in: a token that
-    /// names none of the headers the gateway frames or consumes.
+    /// A header the upstream may receive an identity in: none the gateway frames or reads.
     fn header(&self, key: &str, name: &Option<String>) -> Checked<Option<String>> {
         let Some(name) = name.clone() else {
             return Ok(None);
         };
-        let framing =
-            "host content-length transfer-encoding connection authorization content-type accept";
+        let framing = "host content-length transfer-encoding connection authorization";
+        let mut framing = framing.split(' ').chain(["content-type", "accept"]);
         // No `_`: stacks that read `_` as `-` would take a client's
         // `X-Auth-Subject` for the gateway's `X_Auth_Subject`.
         if name.is_empty()
             || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-            || framing.split(' ').any(|f| f.eq_ignore_ascii_case(&name))
+            || framing.any(|f| f.eq_ignore_ascii_case(&name))
             || name.to_ascii_lowercase().starts_with("mcp-")
         {
             let message = format!("{name:?} is not a header name the gateway may set");
