@@ -16,7 +16,7 @@
 # Each server runs one worker pinned to CPU 0, wrk one thread on CPU 1.
 # Rounds (default 3) repeat plain, carried, auth back to back; the summary
 # gives each round's ratios of CPU per request and their medians. Target
-# (the OAuth issue): auth / plain <= 1.15.
+# (benches/README.md): auth / plain <= 1.15.
 #
 # Usage: benches/auth-load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)] [rounds (3)]
 set -euo pipefail

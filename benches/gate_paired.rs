@@ -7,8 +7,8 @@
 //!   serde_json + jsonschema baseline (`gate/tools_call_516b/check`,
 //!   `…/serde_jsonschema`);
 //! - `gate/invalid_small/paired`: the small schema refusal against the
-//!   valid 516-byte check (`gate/invalid_small/check`, the refusal-path
-//!   issue's "≤ 2.0×");
+//!   valid 516-byte check (`gate/invalid_small/check`; the goal is
+//!   "≤ 2.0×");
 //! - `gate/tools-call/search_orders/refused_paired`: the call with the two
 //!   wrong values `benches/refusal-load.sh` sends (the tool-dialect
 //!   answer) against the valid call, in-process: the check's part of that

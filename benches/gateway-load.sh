@@ -11,7 +11,7 @@
 #            answers a fixed JSON result; one thread), sent the 516-byte
 #            get_weather call (BODY_BYTES=N: one of N bytes)
 #   node     e2e/upstream.mjs (the official TypeScript SDK server; run
-#            e2e/setup.sh first), sent a call of its `add` tool, which the
+#            e2e/setup.sh node first), sent a call of its `add` tool, which the
 #            gateway learns from the upstream's tools/list at start
 # Where the processes run:
 #   2 or 3 cores: the upstream and the gateway (one worker) share CPU 0,
@@ -80,7 +80,7 @@ if [ "$UPSTREAM" = fast ]; then
     read -r upstream_pid upstream_addr < <(start "$upstream_cpus" upstream "$HYPER_BIN" 127.0.0.1:0 tools-call)
 else
     call=add tool=add
-    [ -d e2e/node_modules ] || { echo "gateway-load.sh: e2e/node_modules missing: run e2e/setup.sh" >&2; exit 1; }
+    [ -d e2e/node_modules ] || { echo "gateway-load.sh: e2e/node_modules missing: run e2e/setup.sh node" >&2; exit 1; }
     read -r upstream_pid upstream_addr < <(start "$upstream_cpus" upstream node e2e/upstream.mjs --port 0)
 fi
 pids+=("$upstream_pid")

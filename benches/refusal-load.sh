@@ -18,7 +18,7 @@
 # Servers run one worker pinned to CPU 0, wrk one thread on CPU 1; rounds
 # (default 3) repeat the targets back to back, and the summary gives each
 # round's ratios and their medians, then the server's CPU split into user
-# space and kernel. Targets (the refusal-path issue):
+# space and kernel. Goals (benches/README.md):
 # refused / allowed <= 1.3 and allowed / hyper <= 0.85 in CPU per request.
 #
 # Usage: benches/refusal-load.sh [seconds per target (10)] [connections (32)] [io driver (epoll)] [rounds (3)]

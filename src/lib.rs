@@ -13,16 +13,18 @@
 //! ```
 //! use mcpgate::{Gate, GateConfig, Verdict};
 //!
-//! let gate = Gate::new(GateConfig::default())?;
-//! let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{
-//!     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
-//!     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-//! let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")];
-//! match gate.check(&headers[..], body) {
-//!     Verdict::Allow(allowed) => assert!(allowed.expects_response()),
-//!     Verdict::Reject(rejection) => panic!("refused: {rejection:?}"),
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let gate = Gate::new(GateConfig::default())?;
+//!     let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{
+//!         "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!         "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+//!     let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")];
+//!     match gate.check(&headers[..], body) {
+//!         Verdict::Allow(allowed) => assert!(allowed.expects_response()),
+//!         Verdict::Reject(rejection) => panic!("refused: {rejection:?}"),
+//!     }
+//!     Ok(())
 //! }
-//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Answer a rejection
@@ -223,6 +225,8 @@ mod cli;
 mod config;
 mod distill;
 mod gate;
+#[cfg(feature = "server")]
+mod http1;
 mod parse;
 mod protocol;
 mod reject;

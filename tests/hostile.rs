@@ -29,8 +29,8 @@ const BODY_LIMIT: usize = 4 * 1024 * 1024;
 /// then it holds per connection a read buffer of at most
 /// `max_head_bytes + body_limit + 16 KiB` and per worker a parse scratch of
 /// a few times the largest body parsed. The largest bodies here are 1 MiB
-/// texts; 128 MiB leaves room for what they need (the peaks measured are in
-/// benches/MEASUREMENTS.md, "Fuzzing and soak runs") and still catches a buffer that grows with what a client sends (10,000
+/// texts; 128 MiB leaves room for what they need (the peaks measured
+/// were 26–60 MiB) and still catches a buffer that grows with what a client sends (10,000
 /// headers, a 2 GiB length, a body dribbled for ever).
 const PEAK_RSS_KIB: u64 = 128 * 1024;
 

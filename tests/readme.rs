@@ -27,11 +27,14 @@
 //! this test does not run.
 //!
 //! Besides: the quick start's test command is `.ci/run`'s; the TypeScript
-//! and Python client snippets list the tools of `e2e/upstream.mjs` through
-//! a gateway in front of it (skipped, saying so, without `e2e/setup.sh`'s
-//! peers; a failure under `MCPGATE_REQUIRE_E2E`); the agent configuration
-//! is JSON naming the gateway's URL; the Rust snippet is the crate's first
-//! doctest; and every relative link names a file, and a heading, that exist.
+//! and Python client snippets, run through a gateway in front of
+//! `e2e/upstream.mjs`, list its tools and then print what README shows
+//! after them, a valid call's result and a wrong-typed call's envelope
+//! (skipped, saying so, without `e2e/setup.sh`'s peers; a failure under
+//! `MCPGATE_REQUIRE_E2E`); the agent configuration is JSON naming the
+//! gateway's URL; the Rust snippet is the crate's first doctest; README
+//! stays within 350 lines; and every relative link names a file, and a
+//! heading, that exist.
 
 #[path = "support/peers.rs"]
 mod peers;
@@ -493,11 +496,31 @@ fn snippet(lang: &str, url: &str) -> String {
     code.replace(CLIENT_URL, url)
 }
 
+/// What README shows the client snippets print after the tools' names: the
+/// block right after the Python snippet.
+fn client_output(all: &[Block]) -> Vec<String> {
+    let python = all
+        .iter()
+        .position(|b| b.lang == "python")
+        .expect("README.md shows the Python client");
+    let shown = all
+        .get(python + 1)
+        .filter(|b| b.lang == "text")
+        .unwrap_or_else(|| {
+            panic!(
+                "README.md: a ```text block of what the clients print follows the Python snippet"
+            )
+        });
+    shown.lines.clone()
+}
+
 #[test]
-fn client_snippets_list_tools_through_the_gateway() {
+fn client_snippets_list_and_call_tools_through_the_gateway() {
     if !peers::peers_installed() {
         return;
     }
+    let text = readme();
+    let shown = client_output(&blocks(&text));
     let upstream = peers::start_upstream(0);
     let gateway = Server::start(&["--upstream", &upstream.url("/mcp")]);
     let url = format!("http://{}/mcp", gateway.address);
@@ -513,13 +536,46 @@ fn client_snippets_list_tools_through_the_gateway() {
     );
     for (what, ran) in [("the TypeScript snippet", ts), ("the Python snippet", py)] {
         peers::succeeded(&ran, what);
-        let tools: Vec<&str> = ran.stdout.split_whitespace().collect();
+        let mut printed = ran.stdout.lines();
+        let tools: Vec<&str> = printed.next().unwrap_or("").split_whitespace().collect();
         for tool in ["add", "search_orders", "get_account"] {
             assert!(
                 tools.contains(&tool),
                 "{what} did not list {tool}: {tools:?}"
             );
         }
+        // The rest as README shows it: a line of JSON compared as JSON (the
+        // Python client spaces its separators), any other line exactly.
+        let rest: Vec<&str> = printed.collect();
+        assert_eq!(
+            rest.len(),
+            shown.len(),
+            "{what} printed {rest:#?}, README shows {shown:#?}"
+        );
+        for (line, expected) in rest.iter().zip(&shown) {
+            let same = match serde_json::from_str::<serde_json::Value>(expected) {
+                Ok(json) if json.is_object() => {
+                    serde_json::from_str::<serde_json::Value>(line).ok() == Some(json)
+                }
+                _ => line == expected,
+            };
+            assert!(
+                same,
+                "{what} printed\n{line}\nwhere README shows\n{expected}"
+            );
+        }
     }
+    // Each snippet's valid call reached the upstream; the wrong-typed one,
+    // answered by the gateway, did not.
+    assert_eq!(peers::upstream_calls(&upstream, "add"), 2);
     drop(upstream);
+}
+
+#[test]
+fn readme_is_at_most_350_lines() {
+    let lines = readme().lines().count();
+    assert!(
+        lines <= 350,
+        "README.md has {lines} lines: a guide, at most 350"
+    );
 }

@@ -595,3 +595,115 @@ fn stalled_and_dribbling_clients_do_not_hold_up_others() {
     }
     assert_eq!(server.send(&raw).status, 204);
 }
+
+/// `serve ARGS` from `cwd`, logging at `level`; the server and its stderr.
+fn serve_from(
+    cwd: &std::path::Path,
+    args: &[&str],
+    level: &str,
+) -> (Server, std::process::ChildStderr) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .current_dir(cwd)
+        .arg("serve")
+        .args(args)
+        .env("MCPGATE_LOG", level)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let address = line.trim().strip_prefix("listening on ");
+    let address = address.unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    let server = Server {
+        address: address.parse().unwrap(),
+        child,
+    };
+    (server, stderr)
+}
+
+#[test]
+fn a_relative_path_in_the_config_file_is_read_from_the_files_directory() {
+    let dir = std::env::temp_dir().join(format!("mcpgate-serve-config-{}", std::process::id()));
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::copy(catalog_path(), dir.join("tools.json")).unwrap();
+    let config = dir.join("gateway.toml");
+    std::fs::write(&config, "catalog = \"tools.json\"\n").unwrap();
+    let args = ["--listen", "127.0.0.1:0", "--workers", "1", "--config"];
+    let (server, _) = serve_from(
+        &elsewhere,
+        &[&args[..], &[config.to_str().unwrap()]].concat(),
+        "warn",
+    );
+    assert_eq!(
+        server.metric("mcpgate_catalog_tools{state=\"registered\"}"),
+        5
+    );
+    drop(server);
+    // A flag's relative path is the working directory's: none there.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .current_dir(&elsewhere)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--catalog",
+            "tools.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("`catalog`"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn listen_takes_a_host_name_and_says_which_address_it_uses() {
+    let args = ["--listen", "localhost:0", "--workers", "1"];
+    let (server, stderr) = serve_from(&std::env::temp_dir(), &args, "info");
+    assert!(server.address.ip().is_loopback(), "{}", server.address);
+    let health = server.send(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(health.status, 200);
+    drop(server);
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut std::io::BufReader::new(stderr), &mut log).unwrap();
+    assert!(log.contains("localhost:0"), "{log}");
+    // A name that is no address is refused, naming the key.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .args(["serve", "--listen", "nowhere"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("`listen`"));
+}
+
+#[test]
+fn a_wrong_value_from_a_variable_names_the_variable() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("MCPGATE_WORKERS", "many")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--workers") && stderr.contains("MCPGATE_WORKERS"),
+        "{stderr}"
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("MCPGATE_BODY_LIMIT", "0")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("`body_limit` (from MCPGATE_BODY_LIMIT)"),
+        "{stderr}"
+    );
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The load measurements that need more than 2 cores, in one bounded run on
-# a machine with cores to spare (the server issue's two-worker scaling,
+# a machine with cores to spare (the two-worker scaling goal,
 # the gateway's throughput against direct with each process on cores of
 # its own), from the kit that benches/device/kit.sh packs: nothing is built
 # or installed here. Each step's output goes to OUT (default

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use crate::catalog::{Catalog, CatalogError};
-use crate::config::{ConfigError, NormalizationArgs, NormalizationFile};
+use crate::config::{ConfigError, NormalizationArgs};
 use crate::gate::binding::name_member;
 use crate::gate::headers::names;
 use crate::gate::{Gate, GateConfig, UnknownTools, UnknownToolsError, Verdict};
@@ -31,8 +31,9 @@ pub struct CheckArgs {
     /// `tools/call` arguments are checked against it.
     #[arg(long)]
     pub catalog: Option<PathBuf>,
-    /// A call of a tool the catalog lacks: `reject` or `forward`
-    /// [default: reject with a catalog, allow without].
+    /// A call of a tool the catalog lacks: `reject` or `forward` (let
+    /// through unchecked) [default: reject with a catalog, let through
+    /// without one].
     #[arg(long)]
     pub unknown_tools: Option<String>,
     /// `ndjson`: one JSON object per input. Default: a readable report.
@@ -127,8 +128,7 @@ fn run_inner(args: CheckArgs) -> Result<bool, CheckError> {
                 .map_err(CheckError::UnknownTools)?,
         );
     }
-    args.normalization
-        .apply(NormalizationFile::default(), &mut config)?;
+    args.normalization.apply(&mut config)?;
     let options = config.catalog;
     let gate = Gate::new(config)?;
     if let Some(path) = &args.catalog {

@@ -4,7 +4,9 @@ pub mod check;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::error::{ContextKind, ContextValue};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::protocol::{SchemaDocument, root_keys};
 
@@ -24,17 +26,21 @@ pub enum Command {
     /// Print what the gateway would answer to each message.
     Check(Box<check::CheckArgs>),
     /// Run the gateway: the MCP endpoint, `/validate`, `/metrics`, `/healthz`.
-    Serve(Box<crate::config::ServeArgs>),
+    Serve(Box<crate::config::Raw>),
     /// List the protocol roots the gateway compiles, per schema revision.
     Roots,
 }
 
 /// Runs the command line; usage errors exit 2 (clap's convention).
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The matches tell a flag from its `MCPGATE_*` variable, for errors.
+    let matches = Cli::command()
+        .try_get_matches()
+        .unwrap_or_else(|e| usage_error(e));
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::Check(args) => check::run(*args),
-        Command::Serve(args) => serve(*args),
+        Command::Serve(args) => serve(*args, matches.subcommand_matches("serve")),
         Command::Roots => {
             for document in SchemaDocument::ALL {
                 for key in root_keys(&document.parse()) {
@@ -46,7 +52,23 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn serve(args: crate::config::ServeArgs) -> ExitCode {
+/// Exits on a command-line error; a refused value that came from a
+/// `MCPGATE_*` variable (clap names only the flag) is said to be its.
+fn usage_error(error: clap::Error) -> ! {
+    let _ = error.print();
+    if let Some(ContextValue::String(arg)) = error.get(ContextKind::InvalidArg) {
+        let flag = arg.split(' ').next().unwrap_or_default();
+        let given = std::env::args().any(|a| a == flag || a.starts_with(&format!("{flag}=")));
+        let key = flag.trim_start_matches("--").replace('-', "_");
+        let variable = format!("MCPGATE_{}", key.to_ascii_uppercase());
+        if !given && std::env::var_os(&variable).is_some() {
+            eprintln!("(the value is {variable}'s)");
+        }
+    }
+    std::process::exit(error.exit_code())
+}
+
+fn serve(args: crate::config::Raw, matches: Option<&ArgMatches>) -> ExitCode {
     use std::io::Write as _;
     use std::sync::Arc;
 
@@ -57,13 +79,18 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
-    let settings = match crate::config::Settings::resolve(&args) {
-        Ok(settings) => settings,
-        Err(error) => {
-            eprintln!("mcpgate serve: {error}");
-            return ExitCode::from(2);
-        }
+    let from_cli = |key: &str| match matches.and_then(|m| m.value_source(key)) {
+        Some(ValueSource::EnvVariable) => format!("from MCPGATE_{}", key.to_ascii_uppercase()),
+        _ => crate::config::flag(key),
     };
+    let settings =
+        match crate::config::Settings::resolve(&args, from_cli, |name| std::env::var(name).ok()) {
+            Ok(settings) => settings,
+            Err(error) => {
+                eprintln!("mcpgate serve: {error}");
+                return ExitCode::from(2);
+            }
+        };
     let gate = match crate::gate::Gate::new(settings.gate.clone()) {
         Ok(gate) => gate,
         Err(error) => {
@@ -106,7 +133,7 @@ fn serve(args: crate::config::ServeArgs) -> ExitCode {
             Err(reason) => {
                 tracing::warn!(
                     target: "mcpgate::catalog",
-                    reason = reason.to_string().as_str(),
+                    reason = %reason,
                     "the upstream's tools/list could not be read; tools/call is refused (503) until it can, or forwarded unchecked with unknown_tools = \"forward\""
                 );
                 first_refresh = std::time::Duration::from_secs(1);

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use jsonschema::json::Json;
 use jsonschema::{Draft, Registry, Validator};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::formats;
 use super::keywords::{self, NodeId, SchemaNode};
@@ -122,6 +122,12 @@ impl<'r, F: Json> Build<'r, F> {
             .should_validate_formats(formats)
             .build(&schema)
             .ok()
+    }
+
+    /// A validator for the ECMA regex `pattern` alone, as `pattern` and
+    /// `patternProperties` read it.
+    pub fn pattern(&self, pattern: &str) -> Option<Validator<F>> {
+        self.leaf(json!({ "pattern": pattern }), false)
     }
 
     /// A validator for a subschema of the root, its `#…` references

@@ -762,18 +762,21 @@ mod tests {
         Tok::Key(Cow::Borrowed(k))
     }
 
+    /// Reports a `type` problem at `path` (a value of type `received`).
+    fn report_type(
+        collector: &mut Collector,
+        path: &[Tok<'_>],
+        received: &'static str,
+        text: &'static str,
+    ) {
+        collector.report(path, received, Keyword::Type, None, Msg::Static(text), 0);
+    }
+
     #[test]
     fn twenty_five_locations_report_ten_and_count_all() {
         let mut collector = Collector::new();
         for i in (0..25).rev() {
-            collector.report(
-                &[key("a"), Tok::Index(i)],
-                "integer",
-                Keyword::Type,
-                None,
-                Msg::Static("x"),
-                0,
-            );
+            report_type(&mut collector, &[key("a"), Tok::Index(i)], "integer", "x");
         }
         let d = collector.finish();
         assert_eq!(d.total, 25);
@@ -792,22 +795,17 @@ mod tests {
         let mut collector = Collector::new();
         let texts: Vec<String> = (0..30).map(|i| format!("problem {i:02}")).collect();
         for text in &texts {
-            collector.report(
-                &[key("x")],
-                "string",
-                Keyword::Other,
-                None,
-                Msg::Schema(text),
-                0,
-            );
-            collector.report(
-                &[key("x")],
-                "string",
-                Keyword::Other,
-                None,
-                Msg::Schema(text),
-                0,
-            );
+            // Each twice: one problem however often it is reported.
+            for _ in 0..2 {
+                collector.report(
+                    &[key("x")],
+                    "string",
+                    Keyword::Other,
+                    None,
+                    Msg::Schema(text),
+                    0,
+                );
+            }
         }
         let d = collector.finish();
         assert_eq!(d.total, 1);
@@ -828,7 +826,7 @@ mod tests {
                 (vec![key(&long)], "long"),
                 (vec![key("a")], "first"),
             ] {
-                reused.report(&path, "string", Keyword::Type, None, Msg::Static(text), 0);
+                report_type(&mut reused, &path, "string", text);
             }
             let found = reused.found(0);
             let pointers: Vec<&str> = found.locations().map(|l| l.pointer()).collect();
@@ -891,77 +889,43 @@ mod tests {
         }
         let mut collector = Collector::with_flag(under_params);
         for i in 0..12 {
-            collector.report(
-                &[key("a"), Tok::Index(i)],
-                "null",
-                Keyword::Type,
-                None,
-                Msg::Static("x"),
-                0,
-            );
+            report_type(&mut collector, &[key("a"), Tok::Index(i)], "null", "x");
         }
-        collector.report(
-            &[key("params")],
-            "null",
-            Keyword::Type,
-            None,
-            Msg::Static("x"),
-            0,
-        );
+        report_type(&mut collector, &[key("params")], "null", "x");
         let d = collector.finish();
         assert!(d.flagged);
         assert!(d.locations.iter().all(|l| l.pointer != "/params"));
-        collector.report(
-            &[key("a")],
-            "null",
-            Keyword::Type,
-            None,
-            Msg::Static("x"),
-            0,
-        );
+        report_type(&mut collector, &[key("a")], "null", "x");
         assert!(!collector.finish().flagged);
     }
 
     #[test]
     fn summary_names_the_one_problem_or_counts() {
         let mut collector = Collector::new();
-        collector.report(
+        report_type(
+            &mut collector,
             &[key("params"), key("name")],
             "integer",
-            Keyword::Type,
-            None,
-            Msg::Static("expected string, found integer"),
-            0,
+            "expected string, found integer",
         );
         let d = collector.finish();
         assert_eq!(
             summary_line("Invalid params", &d),
             "Invalid params: expected string, found integer at /params/name"
         );
-        collector.report(
+        report_type(
+            &mut collector,
             &[key("params"), key("name")],
             "integer",
-            Keyword::Type,
-            None,
-            Msg::Static("a"),
-            0,
+            "a",
         );
-        collector.report(
+        report_type(
+            &mut collector,
             &[key("params"), key("name")],
             "integer",
-            Keyword::Type,
-            None,
-            Msg::Static("b"),
-            0,
+            "b",
         );
-        collector.report(
-            &[key("params"), key("x")],
-            "integer",
-            Keyword::Type,
-            None,
-            Msg::Static("c"),
-            0,
-        );
+        report_type(&mut collector, &[key("params"), key("x")], "integer", "c");
         let d = collector.finish();
         assert_eq!(
             summary_line("Invalid params", &d),

@@ -21,10 +21,11 @@ pub(crate) struct OnFalse {
 }
 
 impl OnFalse {
-    pub const PLAIN: OnFalse = OnFalse {
-        keyword: Keyword::False,
-        text: texts::FALSE_SCHEMA,
-    };
+    pub const PLAIN: OnFalse = OnFalse::new(Keyword::False, texts::FALSE_SCHEMA);
+
+    pub const fn new(keyword: Keyword, text: &'static str) -> OnFalse {
+        OnFalse { keyword, text }
+    }
 }
 
 /// A member's schema node, and its shape (filled by [`keywords::link`]

@@ -289,11 +289,8 @@ impl<'p> TapeNode<'p> {
     /// Equality under JSON Schema's rules (numbers compare mathematically,
     /// object members in any order) against a schema value.
     pub fn equals_value(&self, expected: &Value) -> bool {
-        let mut pending: Vec<(TapeNode<'p>, &Value)> = Vec::new();
-        let mut pair = (*self, expected);
-        loop {
-            let (node, value) = pair;
-            let equal = match (node.head(), value) {
+        all_pairs_equal((*self, expected), |(node, value), pending| {
+            match (node.head(), value) {
                 (Node::String(left), Value::String(right)) => same_text(left, right),
                 (Node::Static(StaticNode::Null), Value::Null) => true,
                 (Node::Static(StaticNode::Bool(left)), Value::Bool(right)) => left == right,
@@ -324,15 +321,8 @@ impl<'p> TapeNode<'p> {
                     None => false,
                 },
                 _ => false,
-            };
-            if !equal {
-                return false;
             }
-            match pending.pop() {
-                Some(next) => pair = next,
-                None => return true,
-            }
-        }
+        })
     }
 
     /// Equality of two tape nodes under JSON Schema's rules.
@@ -340,11 +330,8 @@ impl<'p> TapeNode<'p> {
         // Big objects would make the member lookups below quadratic; compare
         // those through values (cold: only `uniqueItems` gets here).
         const WALK_LIMIT: usize = 16;
-        let mut pending: Vec<(TapeNode<'_>, TapeNode<'_>)> = Vec::new();
-        let mut pair = (*self, *other);
-        loop {
-            let (left, right) = pair;
-            let equal = match (left.head(), right.head()) {
+        all_pairs_equal((*self, *other), |(left, right), pending| {
+            match (left.head(), right.head()) {
                 (Node::String(a), Node::String(b)) => a == b,
                 (Node::Static(StaticNode::Null), Node::Static(StaticNode::Null)) => true,
                 (Node::Static(StaticNode::Bool(a)), Node::Static(StaticNode::Bool(b))) => a == b,
@@ -378,14 +365,26 @@ impl<'p> TapeNode<'p> {
                     _ => false,
                 },
                 _ => false,
-            };
-            if !equal {
-                return false;
             }
-            match pending.pop() {
-                Some(next) => pair = next,
-                None => return true,
-            }
+        })
+    }
+}
+
+/// Whether `first` and every pair of children its comparison defers are
+/// equal: `equal` compares one pair's own values and pushes the pairs of
+/// their children onto the stack it is given. Iterative, so any depth is
+/// safe; it stops at the first unequal pair.
+#[inline(always)]
+fn all_pairs_equal<P>(first: P, mut equal: impl FnMut(P, &mut Vec<P>) -> bool) -> bool {
+    let mut pending = Vec::new();
+    let mut pair = first;
+    loop {
+        if !equal(pair, &mut pending) {
+            return false;
+        }
+        match pending.pop() {
+            Some(next) => pair = next,
+            None => return true,
         }
     }
 }

@@ -156,9 +156,8 @@ pub struct Forward<P> {
     /// The body to send instead of the one received (with its own
     /// `Content-Length`).
     pub body: Option<bytes::Bytes>,
-    /// Hold a JSON answer whole (up to the body limit) and hand it to
-    /// [`Service::edit_answer`] before it is relayed.
-    pub edit: bool,
+    /// How the answer is relayed.
+    pub plan: AnswerPlan,
     /// Headers the service sets, in place of any the client sent under
     /// their names (`None`: the client's are only dropped).
     pub set_headers: Vec<(std::sync::Arc<str>, Option<String>)>,
@@ -171,19 +170,32 @@ pub struct Forward<P> {
     /// Keep a copy of the answer's body (up to the body limit) and hand it
     /// to [`Service::on_answer`] once it is complete.
     pub watch: bool,
-    /// Hold an answer with a body, whatever its status, whole (up to the
-    /// body limit) and send what [`Service::rewrite_answer`] makes of it;
-    /// what it refuses is never sent (a 2xx answer is answered as a
-    /// failure, another keeps its status without its body).
-    pub rewrite: bool,
-    /// A 2xx event stream (a 2025 lane's GET stream): hand each event's
-    /// data to [`Service::rewrite_answer`] and relay what it makes of it;
-    /// an event it refuses, one longer than the body limit, and one the
-    /// stream does not end are left out. Any other answer is held and
-    /// rewritten whole, as with `rewrite`.
-    pub rewrite_events: bool,
     /// What the service needs later to answer a failure or watch the answer.
     pub pending: P,
+}
+
+/// How a forwarded request's answer is relayed. Whatever the plan, the
+/// answer's session ids are sealed first (`Forward::seal_session`) and its
+/// body is watched as the upstream sent it (`Forward::watch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerPlan {
+    /// As the upstream sends it, each part of the body as it arrives.
+    Relay,
+    /// A `200` JSON answer held whole (up to the body limit) and handed to
+    /// [`Service::edit_answer`] before it is relayed; an event stream's
+    /// response event handed to it as it arrives; anything else relayed.
+    Edit,
+    /// An answer with a body, whatever its status, held whole (up to the
+    /// body limit), and what [`Service::rewrite_answer`] makes of it sent;
+    /// what it refuses is never sent (a 2xx answer is answered as a
+    /// failure, another keeps its status without its body).
+    Rewrite,
+    /// A 2xx event stream (a 2025 lane's GET stream): each event's data
+    /// handed to [`Service::rewrite_answer`] and what it makes of it
+    /// relayed; an event it refuses, one longer than the body limit, and
+    /// one the stream does not end are left out. Any other answer is
+    /// rewritten whole, as with [`AnswerPlan::Rewrite`].
+    RewriteEvents,
 }
 
 /// A forwarded answer the service asked to watch, complete.

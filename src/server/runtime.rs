@@ -340,47 +340,36 @@ fn run_worker<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
 }
 
 async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
-    let WorkerStart {
-        driver,
-        listener,
-        wake,
-        service,
-        limits,
-        grace,
-        ready,
-        signal,
-        upstream,
-    } = start;
     let setup = (|| {
-        listener.set_nonblocking(true)?;
+        start.listener.set_nonblocking(true)?;
         // A second descriptor of the listener, to take in what is already
         // queued when the shutdown comes.
-        let backlog = listener.try_clone()?;
+        let backlog = start.listener.try_clone()?;
         Ok::<_, io::Error>((
-            TcpListener::from_std(listener)?,
+            TcpListener::from_std(start.listener)?,
             backlog,
-            UnixStream::from_std(wake)?,
+            UnixStream::from_std(start.wake)?,
         ))
     })();
     let (listener, backlog, mut wake) = match setup {
         Ok(x) => x,
         Err(e) => {
-            let e = match driver {
+            let e = match start.driver {
                 IoDriver::Uring => uring_unavailable(e),
                 IoDriver::Epoll => e,
             };
-            let _ = ready.send(Err(e));
+            let _ = start.ready.send(Err(e));
             return Ok(());
         }
     };
-    let _ = ready.send(Ok(()));
-    drop(ready);
+    let _ = start.ready.send(Ok(()));
+    drop(start.ready);
 
     let worker = Rc::new(Worker::new(
-        service,
-        limits,
-        signal,
-        upstream.map(Pool::new),
+        start.service,
+        start.limits,
+        start.signal,
+        start.upstream.map(Pool::new),
     ));
     {
         // The reclaim task gives the parse buffers back after a burst.
@@ -430,7 +419,7 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
         _ = accept => {}
         _ = wake.read(vec![0u8; 8]) => {}
     }
-    let deadline = Instant::now() + grace.min(Duration::from_secs(365 * 24 * 3600));
+    let deadline = Instant::now() + start.grace.min(Duration::from_secs(365 * 24 * 3600));
     worker.begin_shutdown();
     // Stop accepting. Connections the kernel already completed are taken in
     // first (closing the listener would reset them): they are served if

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use crate::classify::RequestId;
 use crate::gate::watch::Watch;
-use crate::server::{Forward, Reply, UpstreamFailure, WatchedAnswer};
+use crate::server::{AnswerPlan, Forward, Reply, UpstreamFailure, WatchedAnswer};
 use oauth::tokens::Grant;
 use session::{Owner, Sessions, Verified};
 
@@ -336,7 +336,15 @@ impl McpService {
             body,
             session_id,
             seal_session: self.sessions.is_some(),
-            edit: pending.adds.any(),
+            // A POST's answer is held whole; a GET stream, event by event.
+            // A listing (`tools/list`, or a stream) has nothing added to
+            // it, so a rewrite and an edit never meet.
+            plan: match (&pending.listing_for, pending.stream) {
+                (Some(_), false) => AnswerPlan::Rewrite,
+                (Some(_), true) => AnswerPlan::RewriteEvents,
+                (None, _) if pending.adds.any() => AnswerPlan::Edit,
+                (None, _) => AnswerPlan::Relay,
+            },
             withhold: if self.wire.consumes_authorization() {
                 &["Authorization"]
             } else {
@@ -349,9 +357,6 @@ impl McpService {
                 .map(|oauth| oauth.identity_headers(grant))
                 .unwrap_or_default(),
             watch: pending.watch.is_some(),
-            // A POST's answer is held whole; a GET stream, event by event.
-            rewrite: pending.listing_for.is_some() && !pending.stream,
-            rewrite_events: pending.listing_for.is_some() && pending.stream,
             pending,
         })
     }

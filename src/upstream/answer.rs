@@ -1,18 +1,16 @@
 //! Reading the upstream's answer: its head (httparse), then its body as
-//! it arrives — `Content-Length`, chunked (decoded here, re-framed for the
-//! client by the connection layer) or delimited by the close.
+//! it arrives — `Content-Length`, chunked (decoded by the one chunked
+//! decoder, [`crate::http1::chunked`], re-framed for the client by the
+//! connection layer) or delimited by the close.
 
 use super::{connection_tokens, is_hop_by_hop};
+use crate::http1::chunked::{self, ChunkError, Rules, Step};
+use crate::http1::{content_length, is_chunked_coding, lists_token};
 
 /// The most headers an upstream answer may carry.
 const MAX_ANSWER_HEADERS: usize = 128;
 /// The longest head accepted from the upstream.
 pub const MAX_ANSWER_HEAD: usize = 64 * 1024;
-/// The longest chunk size or trailer line accepted from the upstream.
-const MAX_CHUNK_LINE: usize = 4096;
-/// The most bytes of trailer lines accepted (they are dropped): an upstream
-/// that keeps sending trailers holds its client's answer open, unfinished.
-const MAX_ANSWER_TRAILERS: usize = 8192;
 
 /// The upstream sent something that is not a valid HTTP/1.x answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,11 +89,7 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, Malformed> {
     for h in answer.headers.iter() {
         let name = h.name.as_bytes();
         if name.eq_ignore_ascii_case(b"content-length") {
-            let text = std::str::from_utf8(h.value.trim_ascii()).map_err(|_| Malformed)?;
-            if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(Malformed);
-            }
-            let n: u64 = text.parse().map_err(|_| Malformed)?;
+            let n = content_length(h.value).ok_or(Malformed)?;
             if length.is_some_and(|old| old != n) {
                 return Err(Malformed);
             }
@@ -104,21 +98,16 @@ pub fn parse_head(buf: &[u8]) -> Result<Parsed, Malformed> {
         }
         if name.eq_ignore_ascii_case(b"transfer-encoding") {
             // Only chunked is understood; anything else cannot be relayed.
-            if chunked || !h.value.trim_ascii().eq_ignore_ascii_case(b"chunked") {
+            if chunked || !is_chunked_coding(h.value) {
                 return Err(Malformed);
             }
             chunked = true;
             continue;
         }
         if name.eq_ignore_ascii_case(b"connection") {
-            let has = |t: &[u8]| {
-                h.value
-                    .split(|&b| b == b',')
-                    .any(|v| v.trim_ascii().eq_ignore_ascii_case(t))
-            };
-            if has(b"close") {
+            if lists_token(h.value, b"close") {
                 close = true;
-            } else if version == 0 && has(b"keep-alive") {
+            } else if version == 0 && lists_token(h.value, b"keep-alive") {
                 close = false;
             }
         }
@@ -177,7 +166,7 @@ pub enum BodyState {
     /// This many bytes still to come.
     Length(u64),
     /// Within a chunked body: where its chunk lines stand.
-    Chunked(Chunked),
+    Chunked(chunked::Decoder),
     /// Everything until the upstream closes the connection.
     UntilClose,
     /// The body is complete.
@@ -190,7 +179,9 @@ impl BodyState {
         match framing {
             BodyFraming::None | BodyFraming::Length(0) => BodyState::Done,
             BodyFraming::Length(n) => BodyState::Length(n),
-            BodyFraming::Chunked => BodyState::Chunked(Chunked::default()),
+            BodyFraming::Chunked => {
+                BodyState::Chunked(chunked::Decoder::new(Rules::ANSWER, u64::MAX))
+            }
             BodyFraming::UntilClose => BodyState::UntilClose,
         }
     }
@@ -218,12 +209,25 @@ impl BodyState {
                 }
                 Ok(n)
             }
-            BodyState::Chunked(chunked) => {
-                let used = chunked.decode(input, out)?;
-                if chunked.state == ChunkState::Done {
-                    *self = BodyState::Done;
+            BodyState::Chunked(chunks) => {
+                let mut at = 0;
+                loop {
+                    match chunks
+                        .step(&input[at..])
+                        .map_err(|_: ChunkError| Malformed)?
+                    {
+                        Step::Framing(n) => at += n,
+                        Step::Data(n) => {
+                            out.extend_from_slice(&input[at..at + n]);
+                            at += n;
+                        }
+                        Step::More => return Ok(at),
+                        Step::Done => {
+                            *self = BodyState::Done;
+                            return Ok(at);
+                        }
+                    }
                 }
-                Ok(used)
             }
         }
     }
@@ -241,106 +245,10 @@ impl BodyState {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum ChunkState {
-    #[default]
-    Size,
-    Data(u64),
-    DataEnd,
-    Trailer,
-    Done,
-}
-
-/// A streaming chunked decoder: the data goes out as it arrives.
-#[derive(Debug, Default)]
-pub struct Chunked {
-    state: ChunkState,
-    /// Bytes of trailer lines read so far (whole lines only, so that the
-    /// verdict does not depend on how the bytes arrive).
-    trailer_bytes: usize,
-}
-
-impl Chunked {
-    fn decode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, Malformed> {
-        let mut at = 0;
-        loop {
-            let avail = &input[at..];
-            match self.state {
-                ChunkState::Done => return Ok(at),
-                ChunkState::Size | ChunkState::Trailer => {
-                    // The line's end is looked for within the bound only,
-                    // so a line over it is refused however it arrives.
-                    let window = &avail[..avail.len().min(MAX_CHUNK_LINE)];
-                    let Some(nl) = window.iter().position(|&b| b == b'\n') else {
-                        return if avail.len() >= MAX_CHUNK_LINE {
-                            Err(Malformed)
-                        } else {
-                            Ok(at)
-                        };
-                    };
-                    let line = avail[..nl].strip_suffix(b"\r").unwrap_or(&avail[..nl]);
-                    at += nl + 1;
-                    self.state = if self.state == ChunkState::Trailer {
-                        // Trailers are dropped; an empty line ends them.
-                        self.trailer_bytes += nl + 1;
-                        if self.trailer_bytes > MAX_ANSWER_TRAILERS {
-                            return Err(Malformed);
-                        }
-                        if line.is_empty() {
-                            ChunkState::Done
-                        } else {
-                            ChunkState::Trailer
-                        }
-                    } else {
-                        match chunk_size(line)? {
-                            0 => ChunkState::Trailer,
-                            n => ChunkState::Data(n),
-                        }
-                    };
-                }
-                ChunkState::Data(remaining) => {
-                    let n = (avail.len() as u64).min(remaining) as usize;
-                    if n == 0 {
-                        return Ok(at);
-                    }
-                    out.extend_from_slice(&avail[..n]);
-                    at += n;
-                    self.state = match remaining - n as u64 {
-                        0 => ChunkState::DataEnd,
-                        left => ChunkState::Data(left),
-                    };
-                }
-                ChunkState::DataEnd => match avail {
-                    [b'\r', b'\n', ..] => {
-                        at += 2;
-                        self.state = ChunkState::Size;
-                    }
-                    [] | [b'\r'] => return Ok(at),
-                    _ => return Err(Malformed),
-                },
-            }
-        }
-    }
-}
-
-/// The size of a chunk size line (extensions ignored).
-fn chunk_size(line: &[u8]) -> Result<u64, Malformed> {
-    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    if digits == 0 || digits > 15 {
-        return Err(Malformed);
-    }
-    let rest = line[digits..].trim_ascii();
-    if !rest.is_empty() && rest[0] != b';' {
-        return Err(Malformed);
-    }
-    Ok(line[..digits].iter().fold(0u64, |n, &b| {
-        (n << 4) | (b as char).to_digit(16).unwrap_or(0) as u64
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http1::chunked::{MAX_CHUNK_LINE, MAX_TRAILERS as MAX_ANSWER_TRAILERS};
 
     fn head(text: &str) -> (AnswerHead, usize) {
         match parse_head(text.as_bytes()).unwrap() {

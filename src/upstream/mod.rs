@@ -4,7 +4,6 @@
 //! means; the gate decided that before.
 
 pub mod answer;
-pub mod fetch;
 pub mod learn;
 pub mod pool;
 pub mod rate_limit;
@@ -84,8 +83,8 @@ impl UpstreamConfig {
     }
 }
 
-/// Why the upstream cannot be used (its URL, as configured, in each), or
-/// its catalog not learned.
+/// Why the upstream's URL cannot be used (the URL, as configured, in
+/// each).
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
     #[error("{0:?} is not an http:// URL (https is not supported)")]
@@ -98,10 +97,6 @@ pub enum UpstreamError {
     Resolve { url: String, source: std::io::Error },
     #[error("{0:?}: the host resolves to no address")]
     NoAddress(String),
-    /// The upstream's `tools/list` could not be read: what the listing
-    /// said.
-    #[error("{0}")]
-    List(String),
 }
 
 /// Why there is no answer to relay. The service turns each into its

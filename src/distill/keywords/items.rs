@@ -7,24 +7,16 @@ use jsonschema::json::{Array, Json, Node};
 use serde_json::{Map, Value};
 
 use super::super::Keyword;
-use super::super::build::{Build, STATIC_DEPTH};
+use super::super::build::Build;
 use super::super::texts::{self, Msg};
 use super::super::walk::{EmptyAccepted, OnFalse, Shape, Walker};
 use super::NodeId;
-use super::string::as_count;
+use super::counts::{self, Counts, as_count};
+use super::unevaluated::{Reading, Unevaluated};
 
-const ON_ITEMS: OnFalse = OnFalse {
-    keyword: Keyword::Items,
-    text: texts::ITEM_NOT_ALLOWED,
-};
-const ON_PREFIX: OnFalse = OnFalse {
-    keyword: Keyword::Items,
-    text: texts::PREFIX_ITEM_FALSE,
-};
-const ON_UNEVALUATED: OnFalse = OnFalse {
-    keyword: Keyword::UnevaluatedItems,
-    text: texts::UNEVALUATED_ITEM,
-};
+const ON_ITEMS: OnFalse = OnFalse::new(Keyword::Items, texts::ITEM_NOT_ALLOWED);
+const ON_PREFIX: OnFalse = OnFalse::new(Keyword::Items, texts::PREFIX_ITEM_FALSE);
+const ON_UNEVALUATED: OnFalse = OnFalse::new(Keyword::UnevaluatedItems, texts::UNEVALUATED_ITEM);
 
 struct Contains<F: Json> {
     validator: Validator<F>,
@@ -36,15 +28,41 @@ struct Contains<F: Json> {
 
 /// Which items the applicators of a node evaluate, read statically.
 struct Evaluated<F: Json> {
-    all: bool,
     prefix: usize,
     contains: Vec<Validator<F>>,
 }
 
-struct Unevaluated<F: Json> {
-    node: NodeId,
-    evaluated: Evaluated<F>,
-    whole: Option<Validator<F>>,
+// Derived, it would ask `F: Default`.
+impl<F: Json> Default for Evaluated<F> {
+    fn default() -> Self {
+        Evaluated {
+            prefix: 0,
+            contains: Vec::new(),
+        }
+    }
+}
+
+impl<F: Json> Reading<F> for Evaluated<F> {
+    const KEY: &'static str = "unevaluatedItems";
+    const KEYWORD: Keyword = Keyword::UnevaluatedItems;
+    const REFUSED: &'static str = texts::UNEVALUATED_ITEMS;
+
+    fn read(&mut self, b: &Build<'_, F>, object: &Map<String, Value>) -> bool {
+        if let Some(prefix) = object.get("prefixItems").and_then(Value::as_array) {
+            self.prefix = self.prefix.max(prefix.len());
+        }
+        match object.get("items") {
+            Some(Value::Array(list)) => self.prefix = self.prefix.max(list.len()),
+            Some(_) => return true,
+            None => {}
+        }
+        if let Some(contains) = object.get("contains")
+            && let Some(validator) = b.sub(contains)
+        {
+            self.contains.push(validator);
+        }
+        false
+    }
 }
 
 pub(crate) struct ItemsKw<F: Json> {
@@ -56,10 +74,9 @@ pub(crate) struct ItemsKw<F: Json> {
     /// [`ItemsKw::link`]).
     items_leaf: bool,
     contains: Option<Contains<F>>,
-    min: Option<(u64, String)>,
-    max: Option<(u64, String)>,
+    counts: Counts,
     unique: bool,
-    unevaluated: Option<Unevaluated<F>>,
+    unevaluated: Option<Unevaluated<F, Evaluated<F>>>,
 }
 
 impl<F: Json> ItemsKw<F> {
@@ -101,33 +118,13 @@ impl<F: Json> ItemsKw<F> {
                 max_text: texts::max_contains(max.unwrap_or(0)),
             })
         });
-        let min = schema
-            .get("minItems")
-            .and_then(as_count)
-            .map(|n| (n, texts::min_items(n)));
-        let max = schema
-            .get("maxItems")
-            .and_then(as_count)
-            .map(|n| (n, texts::max_items(n)));
+        let counts = Counts::compile(schema, &counts::ITEMS);
         let unique = schema.get("uniqueItems") == Some(&Value::Bool(true));
-        let unevaluated = schema.get("unevaluatedItems").map(|_| {
-            let mut evaluated = Evaluated {
-                all: false,
-                prefix: 0,
-                contains: Vec::new(),
-            };
-            gather(b, &Value::Object(schema.clone()), &mut evaluated, 0, true);
-            Unevaluated {
-                node: b.child(pointer, &["unevaluatedItems"]),
-                evaluated,
-                whole: b.sub(&Value::Object(schema.clone())),
-            }
-        });
+        let unevaluated = Unevaluated::compile(b, pointer, schema);
         if prefix.is_empty()
             && items.is_none()
             && contains.is_none()
-            && min.is_none()
-            && max.is_none()
+            && counts.is_empty()
             && !unique
             && unevaluated.is_none()
         {
@@ -139,8 +136,7 @@ impl<F: Json> ItemsKw<F> {
             items_empty,
             items_leaf: false,
             contains,
-            min,
-            max,
+            counts,
             unique,
             unevaluated,
         })
@@ -156,12 +152,7 @@ impl<F: Json> ItemsKw<F> {
 
     /// The bound of `keyword` (`minItems` or `maxItems`).
     pub fn limit(&self, keyword: Keyword) -> Option<u64> {
-        let bound = match keyword {
-            Keyword::MinItems => &self.min,
-            Keyword::MaxItems => &self.max,
-            _ => return None,
-        };
-        bound.as_ref().map(|(limit, _)| *limit)
+        self.counts.limit(&counts::ITEMS, keyword)
     }
 
     pub fn check<'a>(&self, w: &mut Walker<'_, 'a, F>, instance: &F::Node<'a>) {
@@ -169,16 +160,9 @@ impl<F: Json> ItemsKw<F> {
             return;
         };
         let length = array.len() as u64;
-        if let Some((min, text)) = &self.min
-            && length < *min
-        {
-            w.report(instance, Keyword::MinItems, Msg::Schema(text));
-        }
-        if let Some((max, text)) = &self.max
-            && length > *max
-        {
-            w.report(instance, Keyword::MaxItems, Msg::Schema(text));
-        }
+        self.counts.check(w, instance, &counts::ITEMS, |low, high| {
+            !(low..=high).contains(&length)
+        });
         if self.unique && !array.is_unique() {
             w.report(
                 instance,
@@ -233,7 +217,7 @@ impl<F: Json> ItemsKw<F> {
         }
         if let Some(unevaluated) = &self.unevaluated {
             let evaluated = &unevaluated.evaluated;
-            if evaluated.all
+            if unevaluated.all
                 || index < evaluated.prefix
                 || evaluated
                     .contains
@@ -253,51 +237,8 @@ impl<F: Json> ItemsKw<F> {
     ) {
         if let Some(unevaluated) = &self.unevaluated
             && instance.as_array().is_some()
-            && !Walker::<F>::valid(unevaluated.whole.as_ref(), instance)
         {
-            w.report(
-                instance,
-                Keyword::UnevaluatedItems,
-                Msg::Static(texts::UNEVALUATED_ITEMS),
-            );
+            unevaluated.fallback(w, instance);
         }
-    }
-}
-
-fn gather<F: Json>(
-    b: &Build<'_, F>,
-    schema: &Value,
-    into: &mut Evaluated<F>,
-    depth: usize,
-    top: bool,
-) {
-    if depth > STATIC_DEPTH || into.all {
-        return;
-    }
-    let Some(object) = schema.as_object() else {
-        return;
-    };
-    if let Some(prefix) = object.get("prefixItems").and_then(Value::as_array) {
-        into.prefix = into.prefix.max(prefix.len());
-    }
-    match object.get("items") {
-        Some(Value::Array(list)) => into.prefix = into.prefix.max(list.len()),
-        Some(_) => {
-            into.all = true;
-            return;
-        }
-        None => {}
-    }
-    if !top && object.contains_key("unevaluatedItems") {
-        into.all = true;
-        return;
-    }
-    if let Some(contains) = object.get("contains")
-        && let Some(validator) = b.sub(contains)
-    {
-        into.contains.push(validator);
-    }
-    for branch in b.in_place_applicators(object) {
-        gather(b, branch, into, depth + 1, false);
     }
 }

@@ -3,6 +3,7 @@
 //! (while explaining).
 
 pub(crate) mod combinators;
+pub(crate) mod counts;
 pub(crate) mod enum_const;
 pub(crate) mod format;
 pub(crate) mod items;
@@ -13,6 +14,7 @@ pub(crate) mod reference;
 pub(crate) mod required;
 pub(crate) mod string;
 pub(crate) mod type_;
+pub(crate) mod unevaluated;
 
 use jsonschema::json::Json;
 use serde_json::Value;

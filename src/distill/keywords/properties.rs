@@ -5,48 +5,68 @@
 
 use jsonschema::Validator;
 use jsonschema::json::{Json, Node, Object};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::parse::{SHORT_LIST, same_text};
 
 use super::super::Keyword;
-use super::super::build::{Build, STATIC_DEPTH};
+use super::super::build::Build;
 use super::super::texts::{self, Msg};
 use super::super::walk::{MemberNode, OnFalse, Shape, Walker};
 use super::NodeId;
-use super::string::as_count;
+use super::counts::{self, Counts};
+use super::unevaluated::{Reading, Unevaluated};
 
-const ON_PROPERTY: OnFalse = OnFalse {
-    keyword: Keyword::False,
-    text: texts::PROPERTY_FALSE,
-};
-const ON_PATTERN: OnFalse = OnFalse {
-    keyword: Keyword::False,
-    text: texts::PATTERN_PROPERTY,
-};
-const ON_ADDITIONAL: OnFalse = OnFalse {
-    keyword: Keyword::AdditionalProperties,
-    text: texts::ADDITIONAL_PROPERTY,
-};
-const ON_UNEVALUATED: OnFalse = OnFalse {
-    keyword: Keyword::UnevaluatedProperties,
-    text: texts::UNEVALUATED_PROPERTY,
-};
+const ON_PROPERTY: OnFalse = OnFalse::new(Keyword::False, texts::PROPERTY_FALSE);
+const ON_PATTERN: OnFalse = OnFalse::new(Keyword::False, texts::PATTERN_PROPERTY);
+const ON_ADDITIONAL: OnFalse =
+    OnFalse::new(Keyword::AdditionalProperties, texts::ADDITIONAL_PROPERTY);
+const ON_UNEVALUATED: OnFalse =
+    OnFalse::new(Keyword::UnevaluatedProperties, texts::UNEVALUATED_PROPERTY);
 
-/// Which members the applicators of a node evaluate, read statically (every
-/// branch counts, valid or not).
+/// Which members the applicators of a node evaluate, read statically.
 struct Evaluated<F: Json> {
-    all: bool,
+    /// Sorted.
     names: Vec<String>,
     patterns: Vec<Validator<F>>,
 }
 
-struct Unevaluated<F: Json> {
-    node: NodeId,
-    evaluated: Evaluated<F>,
-    /// The whole node, for the fallback when the static reading finds
-    /// nothing.
-    whole: Option<Validator<F>>,
+// Derived, it would ask `F: Default`.
+impl<F: Json> Default for Evaluated<F> {
+    fn default() -> Self {
+        Evaluated {
+            names: Vec::new(),
+            patterns: Vec::new(),
+        }
+    }
+}
+
+impl<F: Json> Reading<F> for Evaluated<F> {
+    const KEY: &'static str = "unevaluatedProperties";
+    const KEYWORD: Keyword = Keyword::UnevaluatedProperties;
+    const REFUSED: &'static str = texts::UNEVALUATED_PROPERTIES;
+    const BESIDE: &'static [&'static str] = &["dependentSchemas"];
+
+    fn read(&mut self, b: &Build<'_, F>, object: &Map<String, Value>) -> bool {
+        if object.contains_key("additionalProperties") {
+            return true;
+        }
+        if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+            self.names.extend(properties.keys().cloned());
+        }
+        if let Some(patterns) = object.get("patternProperties").and_then(Value::as_object) {
+            for pattern in patterns.keys() {
+                if let Some(validator) = b.pattern(pattern) {
+                    self.patterns.push(validator);
+                }
+            }
+        }
+        false
+    }
+
+    fn finish(&mut self) {
+        self.names.sort();
+    }
 }
 
 /// A member `properties` names.
@@ -63,9 +83,8 @@ pub(crate) struct PropertiesKw<F: Json> {
     patterns: Vec<(Validator<F>, NodeId)>,
     additional: Option<MemberNode>,
     names: Option<Validator<F>>,
-    unevaluated: Option<Unevaluated<F>>,
-    min: Option<(u64, String)>,
-    max: Option<(u64, String)>,
+    unevaluated: Option<Unevaluated<F, Evaluated<F>>>,
+    counts: Counts,
     dependent: Vec<(F::PreparedKey, NodeId)>,
 }
 
@@ -93,7 +112,7 @@ impl<F: Json> PropertiesKw<F> {
             .into_iter()
             .flatten()
             .filter_map(|(pattern, _)| {
-                let validator = b.leaf(json!({ "pattern": pattern }), false)?;
+                let validator = b.pattern(pattern)?;
                 Some((validator, b.child(pointer, &["patternProperties", pattern])))
             })
             .collect();
@@ -101,28 +120,8 @@ impl<F: Json> PropertiesKw<F> {
             .get("additionalProperties")
             .map(|_| MemberNode::new(b.child(pointer, &["additionalProperties"])));
         let names = schema.get("propertyNames").and_then(|value| b.sub(value));
-        let unevaluated = schema.get("unevaluatedProperties").map(|_| {
-            let mut evaluated = Evaluated {
-                all: false,
-                names: Vec::new(),
-                patterns: Vec::new(),
-            };
-            gather(b, &Value::Object(schema.clone()), &mut evaluated, 0, true);
-            evaluated.names.sort();
-            Unevaluated {
-                node: b.child(pointer, &["unevaluatedProperties"]),
-                evaluated,
-                whole: b.sub(&Value::Object(schema.clone())),
-            }
-        });
-        let min = schema
-            .get("minProperties")
-            .and_then(as_count)
-            .map(|n| (n, texts::min_properties(n)));
-        let max = schema
-            .get("maxProperties")
-            .and_then(as_count)
-            .map(|n| (n, texts::max_properties(n)));
+        let unevaluated = Unevaluated::compile(b, pointer, schema);
+        let counts = Counts::compile(schema, &counts::PROPERTIES);
         let dependent: Vec<_> = schema
             .get("dependentSchemas")
             .and_then(Value::as_object)
@@ -140,8 +139,7 @@ impl<F: Json> PropertiesKw<F> {
             && additional.is_none()
             && names.is_none()
             && unevaluated.is_none()
-            && min.is_none()
-            && max.is_none()
+            && counts.is_empty()
             && dependent.is_empty()
         {
             return None;
@@ -153,8 +151,7 @@ impl<F: Json> PropertiesKw<F> {
             additional,
             names,
             unevaluated,
-            min,
-            max,
+            counts,
             dependent,
         })
     }
@@ -176,16 +173,10 @@ impl<F: Json> PropertiesKw<F> {
             return;
         };
         let count = object.len() as u64;
-        if let Some((min, text)) = &self.min
-            && count < *min
-        {
-            w.report(instance, Keyword::MinProperties, Msg::Schema(text));
-        }
-        if let Some((max, text)) = &self.max
-            && count > *max
-        {
-            w.report(instance, Keyword::MaxProperties, Msg::Schema(text));
-        }
+        self.counts
+            .check(w, instance, &counts::PROPERTIES, |low, high| {
+                !(low..=high).contains(&count)
+            });
         let per_member = !self.properties.is_empty()
             || !self.patterns.is_empty()
             || self.additional.is_some()
@@ -244,7 +235,7 @@ impl<F: Json> PropertiesKw<F> {
             );
         }
         if let Some(unevaluated) = &self.unevaluated
-            && !unevaluated.evaluated.all
+            && !unevaluated.all
             && !matched
             && self.additional.is_none()
             && unevaluated
@@ -313,58 +304,9 @@ impl<F: Json> PropertiesKw<F> {
                 let name: std::borrow::Cow<'a, str> = name.into();
                 !self.evaluates_itself(w, &name)
             })
-            && !Walker::<F>::valid(unevaluated.whole.as_ref(), instance)
         {
-            w.report(
-                instance,
-                Keyword::UnevaluatedProperties,
-                Msg::Static(texts::UNEVALUATED_PROPERTIES),
-            );
+            unevaluated.fallback(w, instance);
         }
-    }
-}
-
-/// Collects what the applicators of `schema` evaluate. `top` leaves the
-/// node's own `unevaluatedProperties` out.
-fn gather<F: Json>(
-    b: &Build<'_, F>,
-    schema: &Value,
-    into: &mut Evaluated<F>,
-    depth: usize,
-    top: bool,
-) {
-    if depth > STATIC_DEPTH || into.all {
-        return;
-    }
-    let Some(object) = schema.as_object() else {
-        return;
-    };
-    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
-        into.names.extend(properties.keys().cloned());
-    }
-    if let Some(patterns) = object.get("patternProperties").and_then(Value::as_object) {
-        for pattern in patterns.keys() {
-            if let Some(validator) = b.leaf(json!({ "pattern": pattern }), false) {
-                into.patterns.push(validator);
-            }
-        }
-    }
-    if object.contains_key("additionalProperties")
-        || (!top && object.contains_key("unevaluatedProperties"))
-    {
-        into.all = true;
-        return;
-    }
-    for branch in b.in_place_applicators(object) {
-        gather(b, branch, into, depth + 1, false);
-    }
-    for branch in object
-        .get("dependentSchemas")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|m| m.values())
-    {
-        gather(b, branch, into, depth + 1, false);
     }
 }
 

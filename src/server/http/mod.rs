@@ -359,16 +359,8 @@ enum Step<P> {
     Partial,
     /// The connection layer refuses the request.
     Error(HttpError),
-    /// Answered without reading more. `consumed`: bytes of this request
-    /// (head and body) from `start`; `keep_alive: false` closes, `linger`
-    /// drains a body that was not read.
-    Respond {
-        resp: Response,
-        consumed: usize,
-        keep_alive: bool,
-        linger: bool,
-        meta: HeadMeta,
-    },
+    /// Answered without reading more.
+    Respond(Answered),
     /// Accepted by `on_head`; the body still has to be read.
     Body(HeadMeta),
     /// To forward: `request` is what goes upstream (encoded while the head
@@ -383,6 +375,26 @@ enum Step<P> {
     },
 }
 
+/// A request answered without reading more. `consumed`: bytes of this
+/// request (head and body) from `start`; `keep_alive: false` closes,
+/// `linger` drains a body that was not read.
+struct Answered {
+    resp: Response,
+    consumed: usize,
+    keep_alive: bool,
+    linger: bool,
+    meta: HeadMeta,
+}
+
+impl Answered {
+    /// Its bytes taken from the buffer at `start`: what `Conn::answer`
+    /// sends.
+    fn taken(self, start: &mut usize) -> (Response, bool, bool, HeadMeta) {
+        *start += self.consumed;
+        (self.resp, self.keep_alive, self.linger, self.meta)
+    }
+}
+
 /// The step for a service's reply to a whole request.
 fn reply_step<P>(
     reply: Reply<P>,
@@ -393,13 +405,13 @@ fn reply_step<P>(
     meta: HeadMeta,
 ) -> Step<P> {
     match reply {
-        Reply::Full(resp) => Step::Respond {
+        Reply::Full(resp) => Step::Respond(Answered {
             resp,
             consumed,
             keep_alive: meta.keep_alive,
             linger: false,
             meta,
-        },
+        }),
         Reply::Forward(forward) => {
             let request = upstream.map_or_else(Bytes::new, |pool| {
                 pool.encoded(|out| {
@@ -469,20 +481,13 @@ fn panic_step<P>() -> Step<P> {
     tracing::error!("the service panicked; answering 500 and closing the connection");
     let mut resp = Response::empty(500);
     resp.close = true;
-    Step::Respond {
+    Step::Respond(Answered {
         resp,
         consumed: 0,
         keep_alive: false,
         linger: true,
-        meta: HeadMeta {
-            head_len: 0,
-            framing: Framing::None,
-            keep_alive: false,
-            expect_continue: false,
-            http10: false,
-            head_method: false,
-        },
-    }
+        meta: HeadMeta::NONE,
+    })
 }
 
 impl<S: Service> Conn<'_, S> {
@@ -551,18 +556,26 @@ impl<S: Service> Conn<'_, S> {
         // open (see the connection-task size test).
         match step {
             Step::Partial => unreachable!("a partial head reads more"),
-            Step::Error(e) => Box::pin(self.refuse(e)).await,
-            Step::Respond {
-                resp,
-                consumed,
-                keep_alive,
-                linger,
-                meta,
-            } => {
-                self.start += consumed;
+            Step::Respond(answered) => {
+                // Not an async fn of its own: the connection task would
+                // hold its arguments besides `answer`'s.
+                let (resp, keep_alive, linger, meta) = answered.taken(&mut self.start);
                 self.answer(resp, keep_alive, linger, meta).await
             }
             Step::Body(meta) => Box::pin(self.read_body_and_answer(meta)).await,
+            step => Box::pin(self.take_step(step)).await,
+        }
+    }
+
+    /// Answers a whole request's step, its bytes taken from the buffer.
+    async fn take_step(&mut self, step: Step<S::Pending>) -> Result<(), ReadEnd> {
+        match step {
+            Step::Respond(answered) => {
+                // Not an async fn of its own: the connection task would
+                // hold its arguments besides `answer`'s.
+                let (resp, keep_alive, linger, meta) = answered.taken(&mut self.start);
+                self.answer(resp, keep_alive, linger, meta).await
+            }
             Step::Forward {
                 forward,
                 request,
@@ -570,8 +583,10 @@ impl<S: Service> Conn<'_, S> {
                 meta,
             } => {
                 self.start += consumed;
-                Box::pin(self.forward(*forward, request, meta)).await
+                self.forward(*forward, request, meta).await
             }
+            Step::Error(e) => self.refuse(e).await,
+            Step::Partial | Step::Body(_) => unreachable!("not a whole request's step"),
         }
     }
 
@@ -598,20 +613,20 @@ impl<S: Service> Conn<'_, S> {
                             _ => None,
                         };
                         return match here {
-                            Some(n) => Step::Respond {
+                            Some(n) => Step::Respond(Answered {
                                 resp,
                                 consumed: meta.head_len + n,
                                 keep_alive: meta.keep_alive,
                                 linger: false,
                                 meta,
-                            },
-                            None => Step::Respond {
+                            }),
+                            None => Step::Respond(Answered {
                                 resp,
                                 consumed: bytes.len(),
                                 keep_alive: false,
                                 linger: true,
                                 meta,
-                            },
+                            }),
                         };
                     }
                     match meta.framing {
@@ -677,7 +692,7 @@ impl<S: Service> Conn<'_, S> {
                 let mut dec = ChunkedDecoder::new(meta.head_len, limits.body_limit);
                 let cap_max = limits.max_head_bytes + limits.body_limit + BODY_SLACK;
                 loop {
-                    match dec.decode(&mut self.buf, meta.head_len) {
+                    match dec.decode(&mut self.buf) {
                         Ok(true) => break,
                         Ok(false) => {}
                         Err(e) => return self.refuse(e).await,
@@ -724,29 +739,8 @@ impl<S: Service> Conn<'_, S> {
                 _ => Step::Error(HttpError::BadRequest),
             }
         });
-        match step {
-            Step::Respond {
-                resp,
-                consumed,
-                keep_alive,
-                linger,
-                meta,
-            } => {
-                self.start = consumed;
-                self.answer(resp, keep_alive, linger, meta).await
-            }
-            Step::Forward {
-                forward,
-                request,
-                consumed,
-                meta,
-            } => {
-                self.start = consumed;
-                self.forward(*forward, request, meta).await
-            }
-            Step::Error(e) => self.refuse(e).await,
-            Step::Partial | Step::Body(_) => unreachable!(),
-        }
+        // After `compact`, `start` is 0: `next` counts from it.
+        self.take_step(step).await
     }
 
     /// Answers an `HttpError` and closes.
@@ -754,15 +748,7 @@ impl<S: Service> Conn<'_, S> {
         let service = &*self.worker.service;
         let resp = catch_unwind(AssertUnwindSafe(|| service.on_http_error(e)))
             .unwrap_or_else(|_| Response::empty(500));
-        let meta = HeadMeta {
-            head_len: 0,
-            framing: Framing::None,
-            keep_alive: false,
-            expect_continue: false,
-            http10: false,
-            head_method: false,
-        };
-        self.answer(resp, false, true, meta).await
+        self.answer(resp, false, true, HeadMeta::NONE).await
     }
 
     /// Queues an answer; closes the connection after it when it must.

@@ -4,6 +4,8 @@
 use std::mem::MaybeUninit;
 
 use crate::gate::fields::check_fields;
+use crate::http1::chunked::{self, ChunkError, Step};
+use crate::http1::{self, is_chunked_coding, trim_ows};
 use crate::server::{Head, HttpError, MAX_HEADERS_CAP, Response};
 
 /// How the body of a request is framed.
@@ -27,6 +29,19 @@ pub(crate) struct HeadMeta {
     pub http10: bool,
     /// A `HEAD` request: the answer carries no body.
     pub head_method: bool,
+}
+
+impl HeadMeta {
+    /// For an answer to no head the connection could read (a refusal, a
+    /// panic): it closes.
+    pub(crate) const NONE: HeadMeta = HeadMeta {
+        head_len: 0,
+        framing: Framing::None,
+        keep_alive: false,
+        expect_continue: false,
+        http10: false,
+        head_method: false,
+    };
 }
 
 /// Parses the head at the start of `buf` and hands it to `f`.
@@ -77,7 +92,7 @@ pub(crate) fn with_head<R>(
     for h in req.headers.iter() {
         let name = h.name.as_bytes();
         if name.eq_ignore_ascii_case(b"content-length") {
-            let v = parse_content_length(h.value).ok_or(HttpError::BadRequest)?;
+            let v = http1::content_length(h.value).ok_or(HttpError::BadRequest)?;
             if content_length.is_some_and(|old| old != v) {
                 return Err(HttpError::BadRequest);
             }
@@ -85,21 +100,20 @@ pub(crate) fn with_head<R>(
         } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
             // Only one, and only exactly `chunked`: anything else (gzip,
             // lists, repeats) is a framing a gateway must not guess at.
-            if transfer_encoding || !trim(h.value).eq_ignore_ascii_case(b"chunked") {
+            if transfer_encoding || !is_chunked_coding(h.value) {
                 return Err(HttpError::BadRequest);
             }
             transfer_encoding = true;
         } else if name.eq_ignore_ascii_case(b"connection") {
+            // One pass over the tokens: this is on every request that
+            // names its connection.
             for token in h.value.split(|&b| b == b',') {
-                let token = trim(token);
-                if token.eq_ignore_ascii_case(b"close") {
-                    conn_close = true;
-                } else if token.eq_ignore_ascii_case(b"keep-alive") {
-                    conn_keep_alive = true;
-                }
+                let token = trim_ows(token);
+                conn_close |= token.eq_ignore_ascii_case(b"close");
+                conn_keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
             }
         } else if name.eq_ignore_ascii_case(b"expect") {
-            expect_continue |= trim(h.value).eq_ignore_ascii_case(b"100-continue");
+            expect_continue |= trim_ows(h.value).eq_ignore_ascii_case(b"100-continue");
         }
     }
     // Either framing alone, never both; and no transfer coding on
@@ -160,67 +174,33 @@ fn absolute_form_path(target: &str) -> &str {
     }
 }
 
-fn trim(mut v: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = v {
-        v = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = v {
-        v = rest;
-    }
-    v
-}
-
-/// Digits only (no sign, no list), at most 19 of them so it fits a u64.
-fn parse_content_length(v: &[u8]) -> Option<u64> {
-    let v = trim(v);
-    if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(v.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
-}
-
-/// The longest chunk size line (size, extensions, CRLF) accepted.
-pub(crate) const MAX_CHUNK_LINE: usize = 4096;
-/// The most bytes of trailer section accepted (they are read and dropped).
-pub(crate) const MAX_TRAILERS: usize = 8192;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ChunkState {
-    Size,
-    Data(u64),
-    DataEnd,
-    Trailer,
-    Done,
-}
-
-/// Decodes a chunked body in place: chunk data is moved down over the
-/// framing, so the decoded body ends up contiguous right after the head and
-/// the buffer never needs more than the decoded body plus one partial line.
+/// Decodes a chunked body in place with the one chunked decoder
+/// ([`crate::http1::chunked`]): chunk data is moved down over the framing,
+/// so the decoded body ends up contiguous right after the head and the
+/// buffer never needs more than the decoded body plus one partial line.
 #[derive(Debug)]
 pub(crate) struct ChunkedDecoder {
-    state: ChunkState,
+    chunks: chunked::Decoder,
     limit: usize,
     /// End of the decoded body so far.
     pub write: usize,
     /// Start of the raw bytes not yet decoded.
     pub read: usize,
-    trailer_bytes: usize,
 }
 
 impl ChunkedDecoder {
     /// The body starts at `body_start` of the buffer.
     pub(crate) fn new(body_start: usize, limit: usize) -> ChunkedDecoder {
         ChunkedDecoder {
-            state: ChunkState::Size,
+            chunks: chunked::Decoder::new(chunked::Rules::REQUEST, limit as u64),
             limit,
             write: body_start,
             read: body_start,
-            trailer_bytes: 0,
         }
     }
 
     pub(crate) fn is_done(&self) -> bool {
-        self.state == ChunkState::Done
+        self.chunks.is_done()
     }
 
     /// Moves the undecoded tail (`read..`) down to the end of the decoded
@@ -237,115 +217,24 @@ impl ChunkedDecoder {
     /// `body_start..self.write` and whatever follows `self.read` is the next
     /// request. `Ok(false)`: more bytes are needed; the undecoded tail
     /// (`self.read..`) is then at most one partial line.
-    pub(crate) fn decode(&mut self, buf: &mut [u8], body_start: usize) -> Result<bool, HttpError> {
+    pub(crate) fn decode(&mut self, buf: &mut [u8]) -> Result<bool, HttpError> {
         loop {
-            let avail = &buf[self.read..];
-            match self.state {
-                ChunkState::Done => return Ok(true),
-                ChunkState::Size => {
-                    let Some(nl) = avail.iter().position(|&b| b == b'\n') else {
-                        return if avail.len() >= MAX_CHUNK_LINE {
-                            Err(HttpError::BadRequest)
-                        } else {
-                            Ok(false)
-                        };
-                    };
-                    if nl + 1 > MAX_CHUNK_LINE {
-                        return Err(HttpError::BadRequest);
-                    }
-                    let size = parse_chunk_size(&avail[..nl])?;
-                    self.read += nl + 1;
-                    if size == 0 {
-                        self.state = ChunkState::Trailer;
-                    } else {
-                        let decoded = (self.write - body_start) as u64;
-                        if decoded.saturating_add(size) > self.limit as u64 {
-                            return Err(HttpError::BodyTooLarge { limit: self.limit });
-                        }
-                        self.state = ChunkState::Data(size);
-                    }
-                }
-                ChunkState::Data(remaining) => {
-                    let n = (avail.len() as u64).min(remaining) as usize;
-                    if n == 0 {
-                        return Ok(false);
-                    }
+            let step = self.chunks.step(&buf[self.read..]).map_err(|e| match e {
+                ChunkError::Malformed => HttpError::BadRequest,
+                ChunkError::TooLarge => HttpError::BodyTooLarge { limit: self.limit },
+            })?;
+            match step {
+                Step::Framing(n) => self.read += n,
+                Step::Data(n) => {
                     buf.copy_within(self.read..self.read + n, self.write);
                     self.read += n;
                     self.write += n;
-                    let remaining = remaining - n as u64;
-                    self.state = if remaining == 0 {
-                        ChunkState::DataEnd
-                    } else {
-                        ChunkState::Data(remaining)
-                    };
                 }
-                ChunkState::DataEnd => {
-                    if avail.len() < 2 {
-                        return if avail.first().is_some_and(|&b| b != b'\r') {
-                            Err(HttpError::BadRequest)
-                        } else {
-                            Ok(false)
-                        };
-                    }
-                    if &avail[..2] != b"\r\n" {
-                        return Err(HttpError::BadRequest);
-                    }
-                    self.read += 2;
-                    self.state = ChunkState::Size;
-                }
-                ChunkState::Trailer => {
-                    let Some(nl) = avail.iter().position(|&b| b == b'\n') else {
-                        return if self.trailer_bytes + avail.len() > MAX_TRAILERS {
-                            Err(HttpError::BadRequest)
-                        } else {
-                            Ok(false)
-                        };
-                    };
-                    let line = &avail[..nl];
-                    let Some(line) = line.strip_suffix(b"\r") else {
-                        return Err(HttpError::BadRequest);
-                    };
-                    self.trailer_bytes += nl + 1;
-                    if self.trailer_bytes > MAX_TRAILERS {
-                        return Err(HttpError::BadRequest);
-                    }
-                    if line.is_empty() {
-                        self.state = ChunkState::Done;
-                    } else if !line.contains(&b':') || line.iter().any(|&b| is_bad_ctl(b)) {
-                        return Err(HttpError::BadRequest);
-                    }
-                    self.read += nl + 1;
-                }
+                Step::More => return Ok(false),
+                Step::Done => return Ok(true),
             }
         }
     }
-}
-
-fn is_bad_ctl(b: u8) -> bool {
-    (b < 0x20 && b != b'\t') || b == 0x7f
-}
-
-/// `chunk-size [ chunk-ext ] CRLF` without the LF: hex digits (at most 16),
-/// optional whitespace, then nothing or `;` extensions (not interpreted).
-fn parse_chunk_size(line: &[u8]) -> Result<u64, HttpError> {
-    let Some(line) = line.strip_suffix(b"\r") else {
-        return Err(HttpError::BadRequest);
-    };
-    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    if digits == 0 || digits > 16 {
-        return Err(HttpError::BadRequest);
-    }
-    let mut size = 0u64;
-    for &b in &line[..digits] {
-        let d = (b as char).to_digit(16).unwrap_or(0) as u64;
-        size = (size << 4) | d;
-    }
-    let rest = trim(&line[digits..]);
-    if !rest.is_empty() && (rest[0] != b';' || rest.iter().any(|&b| is_bad_ctl(b))) {
-        return Err(HttpError::BadRequest);
-    }
-    Ok(size)
 }
 
 /// The limits [`frame_request`] applies (those of [`crate::server::ServerConfig`]).
@@ -420,7 +309,7 @@ pub fn frame_request(
         Framing::Chunked => {
             let mut dec = ChunkedDecoder::new(meta.head_len, limits.body_limit);
             loop {
-                if dec.decode(&mut buf, meta.head_len)? {
+                if dec.decode(&mut buf)? {
                     break;
                 }
                 dec.compact(&mut buf);
@@ -597,6 +486,7 @@ fn header_safe(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http1::chunked::MAX_CHUNK_LINE;
 
     fn meta(buf: &[u8]) -> Result<Option<HeadMeta>, HttpError> {
         with_head(buf, 64, 16 * 1024, |_, m| m)
@@ -713,7 +603,7 @@ mod tests {
     fn dechunk(raw: &[u8], limit: usize) -> Result<(Vec<u8>, Vec<u8>), HttpError> {
         let mut buf = raw.to_vec();
         let mut d = ChunkedDecoder::new(0, limit);
-        if !d.decode(&mut buf, 0)? {
+        if !d.decode(&mut buf)? {
             return Err(HttpError::BadRequest);
         }
         Ok((buf[..d.write].to_vec(), buf[d.read..].to_vec()))
@@ -748,7 +638,7 @@ mod tests {
             // end of the body before more bytes are appended.
             d.compact(&mut buf);
             buf.push(b);
-            if d.decode(&mut buf, 0).unwrap() {
+            if d.decode(&mut buf).unwrap() {
                 done = true;
                 break;
             }
@@ -784,7 +674,7 @@ mod tests {
         let partial = "1".repeat(MAX_CHUNK_LINE);
         let mut d = ChunkedDecoder::new(0, 100);
         assert_eq!(
-            d.decode(&mut partial.into_bytes(), 0),
+            d.decode(&mut partial.into_bytes()),
             Err(HttpError::BadRequest)
         );
     }
@@ -798,7 +688,7 @@ mod tests {
         assert!(dechunk(b"3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n", 6).is_ok());
         let mut d = ChunkedDecoder::new(0, 6);
         assert_eq!(
-            d.decode(&mut b"ffffffff\r\n".to_vec(), 0),
+            d.decode(&mut b"ffffffff\r\n".to_vec()),
             Err(HttpError::BodyTooLarge { limit: 6 })
         );
     }

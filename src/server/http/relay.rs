@@ -15,15 +15,42 @@ use monoio::net::TcpStream;
 use super::events::{Edit, EventEditor};
 use super::parse::{ConnHeader, HeadMeta, has_body, reason};
 use super::{Conn, ReadEnd};
-use crate::server::{Forward, Response, Service, UpstreamFailure, WatchedAnswer};
+use crate::http1::chunked;
+use crate::server::{AnswerPlan, Forward, Response, Service, UpstreamFailure, WatchedAnswer};
 use crate::sock::{self, Peek};
 use crate::upstream::answer::BodyState;
 use crate::upstream::pool::UpstreamConn;
 use crate::upstream::{AnswerHead, BodyFraming};
 
+/// An answer being relayed as it arrives: where its body stands, and the
+/// copy the service watches.
+struct Streamed {
+    upstream: UpstreamConn,
+    head: AnswerHead,
+    body: BodyState,
+    /// Body bytes read and not yet relayed.
+    data: Vec<u8>,
+    /// More of the body is still to come.
+    more: bool,
+    /// The watched copy (`Forward::watch`); dropped once over the limit.
+    tee: Option<Vec<u8>>,
+    /// The watched copy was completed before the relay started.
+    teed: bool,
+}
+
+/// Who edits the events of a relayed event stream.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EventEdits {
+    /// [`Service::edit_answer`], each response event.
+    Edit,
+    /// [`Service::rewrite_answer`], every response event.
+    Rewrite,
+}
+
 impl<S: Service> Conn<'_, S> {
     /// Forwards `request` (already encoded for the upstream) and relays the
-    /// answer; or answers the failure through the service.
+    /// answer as `forward.plan` says; or answers the failure through the
+    /// service.
     pub(super) async fn forward(
         &mut self,
         forward: Forward<S::Pending>,
@@ -42,13 +69,10 @@ impl<S: Service> Conn<'_, S> {
                 }
             }
         };
-        let (mut upstream, mut head) = match exchanged {
+        let (upstream, mut head) = match exchanged {
             // The exchange (and its connection) was dropped with the select.
             None => return Err(ReadEnd::Closed),
-            Some(Err(failure)) => {
-                let resp = failure_answer(&*worker.service, &forward.pending, failure);
-                return self.answer(resp, meta.keep_alive, false, meta).await;
-            }
+            Some(Err(failure)) => return self.fail(&forward, failure, meta).await,
             Some(Ok(exchanged)) => exchanged,
         };
         if forward.seal_session
@@ -56,71 +80,140 @@ impl<S: Service> Conn<'_, S> {
         {
             // Nothing of the answer is out yet; its connection is dropped
             // with its body unread.
-            let resp = failure_answer(
-                &*worker.service,
-                &forward.pending,
-                UpstreamFailure::BadAnswer,
-            );
-            return self.answer(resp, meta.keep_alive, false, meta).await;
+            return self.fail(&forward, UpstreamFailure::BadAnswer, meta).await;
         }
-        // Every answer to rewrite is rewritten, whatever its status (a
-        // client reads any 2xx body, and may show an error's): a stream of
-        // answers event by event, anything else held whole.
-        let every_response =
-            forward.rewrite_events && head.event_stream && (200..300).contains(&head.status);
-        if (forward.rewrite || forward.rewrite_events) && !every_response && has_body(head.status) {
-            return self.relay_rewritten(forward, upstream, head, meta).await;
-        }
-
-        let idle = idle_timeout(worker);
-        let limit = worker.limits.body_limit;
-        let mut body = BodyState::new(head.framing);
-        let mut data = Vec::new();
-        let mut tee = forward.watch.then(Vec::new);
-        // The watched copy is complete before the relay starts.
-        let mut teed = false;
-        let mut more = match upstream.take_buffered(&mut body, &mut data) {
-            Ok(()) => !body.is_done(),
-            Err(_) => return self.cut().await,
+        let success = (200..300).contains(&head.status);
+        let plan = match forward.plan {
+            AnswerPlan::RewriteEvents if head.event_stream && success => AnswerPlan::RewriteEvents,
+            // Every answer to rewrite is rewritten, whatever its status (a
+            // client reads any 2xx body, and may show an error's): held
+            // whole.
+            AnswerPlan::Rewrite | AnswerPlan::RewriteEvents if has_body(head.status) => {
+                return self.relay_rewritten(forward, upstream, head, meta).await;
+            }
+            // Nothing to rewrite.
+            AnswerPlan::Rewrite | AnswerPlan::RewriteEvents => AnswerPlan::Relay,
+            plan => plan,
         };
-        if forward.edit && !head.event_stream && head.status == 200 {
-            // Held whole, within the body limit, for the service to edit.
-            let Some(rest) = self
-                .hold(&mut upstream, &mut body, &mut data, more, limit)
-                .await?
-            else {
-                // Nothing of the answer is out yet: the client is answered.
-                let resp = failure_answer(
-                    &*worker.service,
-                    &forward.pending,
-                    UpstreamFailure::BadAnswer,
-                );
-                return self.answer(resp, meta.keep_alive, false, meta).await;
-            };
-            more = rest;
-            let whole = (!more && data.len() <= limit).then_some(data.as_slice());
-            let service = &*worker.service;
-            let edited = catch_unwind(AssertUnwindSafe(|| {
-                service.edit_answer(&forward.pending, &head.headers, whole)
-            }))
-            .ok()
-            .flatten();
-            if let Some(edited) = edited {
-                if let Some(copy) = &mut tee {
-                    // What is watched is the upstream's own answer.
-                    copy.extend_from_slice(&data);
-                    teed = true;
-                }
-                data = edited;
-                head.framing = BodyFraming::Length(data.len() as u64);
+        let Some(answer) = start_body(upstream, head, forward.watch) else {
+            return self.cut().await;
+        };
+        match plan {
+            AnswerPlan::Edit => self.relay_edited(forward, answer, meta).await,
+            AnswerPlan::RewriteEvents => self.relay_events_rewritten(forward, answer, meta).await,
+            AnswerPlan::Relay | AnswerPlan::Rewrite => {
+                self.relay_stream(forward, answer, meta, None).await
             }
         }
+    }
 
+    /// Answers the client through the service: nothing of the upstream's
+    /// answer is out yet.
+    async fn fail(
+        &mut self,
+        forward: &Forward<S::Pending>,
+        failure: UpstreamFailure,
+        meta: HeadMeta,
+    ) -> Result<(), ReadEnd> {
+        let resp = failure_answer(&*self.worker.service, &forward.pending, failure);
+        self.answer(resp, meta.keep_alive, false, meta).await
+    }
+
+    /// [`AnswerPlan::Edit`]: a JSON answer held whole, within the body
+    /// limit, and an event stream's response events, each handed to
+    /// [`Service::edit_answer`].
+    async fn relay_edited(
+        &mut self,
+        forward: Forward<S::Pending>,
+        mut answer: Streamed,
+        meta: HeadMeta,
+    ) -> Result<(), ReadEnd> {
+        let limit = self.worker.limits.body_limit;
+        if answer.head.event_stream {
+            // An event stream of unknown length: its response event edited.
+            let edits = matches!(
+                answer.head.framing,
+                BodyFraming::Chunked | BodyFraming::UntilClose
+            )
+            .then_some((EventEditor::new(limit), EventEdits::Edit));
+            return self.relay_stream(forward, answer, meta, edits).await;
+        }
+        if answer.head.status != 200 {
+            return self.relay_stream(forward, answer, meta, None).await;
+        }
+        let Streamed {
+            upstream,
+            body,
+            data,
+            more,
+            ..
+        } = &mut answer;
+        let Some(rest) = self.hold(upstream, body, data, *more, limit).await? else {
+            // Nothing of the answer is out yet: the client is answered.
+            return self.fail(&forward, UpstreamFailure::BadAnswer, meta).await;
+        };
+        answer.more = rest;
+        let whole = (!answer.more && answer.data.len() <= limit).then_some(answer.data.as_slice());
+        let service = &*self.worker.service;
+        let edited = catch_unwind(AssertUnwindSafe(|| {
+            service.edit_answer(&forward.pending, &answer.head.headers, whole)
+        }))
+        .ok()
+        .flatten();
+        if let Some(edited) = edited {
+            if let Some(copy) = &mut answer.tee {
+                // What is watched is the upstream's own answer.
+                copy.extend_from_slice(&answer.data);
+                answer.teed = true;
+            }
+            answer.data = edited;
+            answer.head.framing = BodyFraming::Length(answer.data.len() as u64);
+        }
+        self.relay_stream(forward, answer, meta, None).await
+    }
+
+    /// [`AnswerPlan::RewriteEvents`] on a 2xx event stream: each response
+    /// event handed to [`Service::rewrite_answer`] as it arrives.
+    async fn relay_events_rewritten(
+        &mut self,
+        forward: Forward<S::Pending>,
+        mut answer: Streamed,
+        meta: HeadMeta,
+    ) -> Result<(), ReadEnd> {
         // Every response in the stream is edited: a length the upstream
         // gave no longer holds.
-        if every_response && matches!(head.framing, BodyFraming::Length(_)) {
-            head.framing = BodyFraming::UntilClose;
+        if matches!(answer.head.framing, BodyFraming::Length(_)) {
+            answer.head.framing = BodyFraming::UntilClose;
         }
+        let editor = EventEditor::every_response(self.worker.limits.body_limit);
+        let edits = Some((editor, EventEdits::Rewrite));
+        self.relay_stream(forward, answer, meta, edits).await
+    }
+
+    /// [`AnswerPlan::Relay`], and the step the other plans but a whole
+    /// rewrite end with: writes the answer's head, then its body as it
+    /// arrives (through the event editor when there is one), re-chunked
+    /// when its length is not known; puts the upstream connection back and
+    /// hands the watched copy over at the end.
+    async fn relay_stream(
+        &mut self,
+        forward: Forward<S::Pending>,
+        answer: Streamed,
+        meta: HeadMeta,
+        mut events: Option<(EventEditor, EventEdits)>,
+    ) -> Result<(), ReadEnd> {
+        let worker = self.worker;
+        let idle = idle_timeout(worker);
+        let limit = worker.limits.body_limit;
+        let Streamed {
+            mut upstream,
+            head,
+            mut body,
+            mut data,
+            mut more,
+            mut tee,
+            teed,
+        } = answer;
         let close = !meta.keep_alive
             || worker.shutting_down.get()
             || worker.signal.is_triggered()
@@ -132,15 +225,6 @@ impl<S: Service> Conn<'_, S> {
             && matches!(head.framing, BodyFraming::Chunked | BodyFraming::UntilClose);
         let conn = ConnHeader::of(close, meta.http10);
         encode_answer_head(&mut self.out, &head, conn, rechunk);
-        // An event stream of unknown length: its response event edited.
-        let mut events = if every_response {
-            Some(EventEditor::every_response(limit))
-        } else {
-            (forward.edit
-                && head.event_stream
-                && matches!(head.framing, BodyFraming::Chunked | BodyFraming::UntilClose))
-            .then(|| EventEditor::new(limit))
-        };
         let mut relayed = Vec::new();
 
         loop {
@@ -154,13 +238,14 @@ impl<S: Service> Conn<'_, S> {
                     }
                 }
                 match &mut events {
-                    Some(editor) => {
+                    Some((editor, edits)) => {
                         let service = &*worker.service;
                         let pending = &forward.pending;
                         let headers = &head.headers;
                         let status = head.status;
+                        let edits = *edits;
                         editor.feed(&data, &mut relayed, &mut |json| {
-                            if every_response {
+                            if edits == EventEdits::Rewrite {
                                 return rewrite_event(service, pending, status, json);
                             }
                             catch_unwind(AssertUnwindSafe(|| {
@@ -177,12 +262,12 @@ impl<S: Service> Conn<'_, S> {
                 }
                 data.clear();
             }
-            if !more && let Some(editor) = &mut events {
+            if !more && let Some((editor, _)) = &mut events {
                 editor.finish(&mut relayed);
                 self.write_piece(&relayed, rechunk);
             }
             if !more && rechunk {
-                self.out.extend_from_slice(b"0\r\n\r\n");
+                self.out.extend_from_slice(chunked::LAST_CHUNK);
             }
             self.flush().await?;
             if !more {
@@ -220,7 +305,7 @@ impl<S: Service> Conn<'_, S> {
     async fn relay_rewritten(
         &mut self,
         forward: Forward<S::Pending>,
-        mut upstream: crate::upstream::pool::UpstreamConn,
+        mut upstream: UpstreamConn,
         head: AnswerHead,
         meta: HeadMeta,
     ) -> Result<(), ReadEnd> {
@@ -261,8 +346,7 @@ impl<S: Service> Conn<'_, S> {
             // The status of an answer that is no success still tells.
             None if held.is_some() && !(200..300).contains(&head.status) => Vec::new(),
             None => {
-                let resp = failure_answer(service, &forward.pending, UpstreamFailure::BadAnswer);
-                return self.answer(resp, meta.keep_alive, false, meta).await;
+                return self.fail(&forward, UpstreamFailure::BadAnswer, meta).await;
             }
         };
         // Only a connection whose answer was read to its end serves again.
@@ -297,10 +381,7 @@ impl<S: Service> Conn<'_, S> {
             return;
         }
         if rechunk {
-            // Writing into a Vec cannot fail.
-            let _ = write!(self.out, "{:x}\r\n", piece.len());
-            self.out.extend_from_slice(piece);
-            self.out.extend_from_slice(b"\r\n");
+            chunked::encode_chunk(&mut self.out, piece);
         } else {
             self.out.extend_from_slice(piece);
         }
@@ -394,6 +475,23 @@ fn hand_watched<S: Service>(service: &S, pending: S::Pending, answer: WatchedAns
     }
 }
 
+/// The start of an answer's body: what the upstream connection already
+/// holds of it taken; `None` when that is malformed.
+fn start_body(mut upstream: UpstreamConn, head: AnswerHead, watch: bool) -> Option<Streamed> {
+    let mut body = BodyState::new(head.framing);
+    let mut data = Vec::new();
+    upstream.take_buffered(&mut body, &mut data).ok()?;
+    Some(Streamed {
+        more: !body.is_done(),
+        upstream,
+        head,
+        body,
+        data,
+        tee: watch.then(Vec::new),
+        teed: false,
+    })
+}
+
 /// Every `Mcp-Session-Id` of an answer's `headers` (each `Name: value\r\n`)
 /// sealed in place by the service; `false` when one cannot be (the answer
 /// is not relayed).
@@ -423,8 +521,6 @@ fn seal_session_ids<S: Service>(service: &S, pending: &S::Pending, headers: &mut
     true
 }
 
-/// The status line and headers of a relayed answer, with its framing for
-/// the client and the connection header.
 /// What the service makes of one response event's data on a stream whose
 /// every response it rewrites: the event is left out when it refuses it,
 /// panics, or the event was too long to hold (`None`).
@@ -449,6 +545,8 @@ fn rewrite_event<S: Service>(
     }
 }
 
+/// The status line and headers of a relayed answer, with its framing for
+/// the client and the connection header.
 fn encode_answer_head(out: &mut Vec<u8>, head: &AnswerHead, conn: ConnHeader, rechunk: bool) {
     let _ = write!(out, "HTTP/1.1 {} {}\r\n", head.status, reason(head.status));
     out.extend_from_slice(&head.headers);
@@ -477,8 +575,7 @@ fn encode_answer_head(out: &mut Vec<u8>, head: &AnswerHead, conn: ConnHeader, re
 /// the watch then never completes: the request waits its turn.
 ///
 /// Armed from the start of each wait: arming it only a few ms in saved its
-/// probe but no CPU a run could show (benches/MEASUREMENTS.md, "Through the
-/// gateway").
+/// probe but no CPU a run could show.
 async fn client_gone(stream: &TcpStream) {
     loop {
         if stream.readable(false).await.is_err() {

@@ -1,0 +1,436 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use clap::{Args, FromArgMatches};
+
+use super::*;
+use crate::server::IoDriver;
+use crate::service::oauth::keys::JwksSource;
+
+/// The command line `serve ARGS` (its `MCPGATE_*` variables as this
+/// process has them: none in a test run).
+fn try_flags(args: &[&str]) -> Result<Raw, clap::Error> {
+    let command = Raw::augment_args(clap::Command::new("serve"));
+    let matches =
+        command.try_get_matches_from(std::iter::once("serve").chain(args.iter().copied()))?;
+    Raw::from_arg_matches(&matches)
+}
+
+fn flags(args: &[&str]) -> Raw {
+    try_flags(args).unwrap()
+}
+
+/// A file of its own in a directory of its own.
+fn write_file(name: &str, text: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("mcpgate-config-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `flags` over a file holding `text` (none when empty) over the
+/// contract's variables `contract`.
+fn build_with(flags: &Raw, text: &str, contract: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+    let mut flags = flags.clone();
+    if !text.is_empty() {
+        flags.config = Some(write_file("c.toml", text));
+    }
+    let var = |name: &str| {
+        let found = contract.iter().find(|(n, _)| *n == name);
+        found.map(|(_, value)| (*value).to_owned())
+    };
+    Settings::resolve(&flags, flag, var)
+}
+
+fn build(flags: &Raw, text: &str) -> Result<Settings, ConfigError> {
+    build_with(flags, text, &[])
+}
+
+fn contract(normalization: &str, meta: &str, strict: &str) -> [(&'static str, String); 3] {
+    [
+        (
+            "MCP_SCHEMA_KEY_NORMALIZATION_ENABLED",
+            normalization.to_owned(),
+        ),
+        ("MCP_SCHEMA_KEY_NORMALIZATION_META", meta.to_owned()),
+        ("MCP_STRICT_UNKNOWN_FIELDS", strict.to_owned()),
+    ]
+}
+
+fn build_contract(
+    flags: &Raw,
+    text: &str,
+    vars: &[(&'static str, String)],
+) -> Result<Settings, ConfigError> {
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    build_with(flags, text, &vars)
+}
+
+#[test]
+fn normalization_switches_come_from_flags_then_the_contracts_variables_then_the_file() {
+    let defaults = build(&Raw::default(), "").unwrap();
+    assert!(defaults.gate.normalization);
+    assert!(!defaults.gate.normalization_meta);
+    assert!(defaults.gate.catalog.close_objects);
+    let file_on = "normalization = true\nnormalization_meta = false\nstrict_unknown_fields = true";
+    // The contract's variables win over the file.
+    let settings =
+        build_contract(&Raw::default(), file_on, &contract("false", "True", "0")).unwrap();
+    assert!(!settings.gate.normalization);
+    assert!(settings.gate.normalization_meta);
+    assert!(!settings.gate.catalog.close_objects);
+    // A flag (or its MCPGATE_ variable) wins over the contract's.
+    let args = flags(&["--normalization", "true", "--strict-unknown-fields", "true"]);
+    let settings = build_contract(&args, "", &contract("false", "true", "false")).unwrap();
+    assert!(settings.gate.normalization);
+    assert!(settings.gate.catalog.close_objects);
+    let error =
+        build_contract(&Raw::default(), file_on, &contract("nope", "true", "true")).unwrap_err();
+    assert_eq!(error.key, "normalization");
+    assert!(
+        error
+            .to_string()
+            .contains("MCP_SCHEMA_KEY_NORMALIZATION_ENABLED")
+    );
+    // The older name of strict_unknown_fields still works, and may not
+    // say the opposite.
+    let settings = build(&Raw::default(), "close_tool_schemas = false").unwrap();
+    assert!(!settings.gate.catalog.close_objects);
+    let error = build(
+        &Raw::default(),
+        "close_tool_schemas = false\nstrict_unknown_fields = true",
+    )
+    .unwrap_err();
+    assert_eq!(error.key, "strict_unknown_fields");
+    // A flag over the older name in the file is no disagreement.
+    let args = flags(&["--strict-unknown-fields", "1"]);
+    let settings = build(&args, "close_tool_schemas = false").unwrap();
+    assert!(settings.gate.catalog.close_objects);
+}
+
+#[test]
+fn defaults_apply_without_file_or_flags() {
+    let settings = build(&Raw::default(), "").unwrap();
+    assert_eq!(settings.server.listen, "127.0.0.1:8080".parse().unwrap());
+    assert_eq!(settings.endpoint, "/mcp");
+    assert_eq!(settings.gate.body_limit, settings.server.body_limit);
+    assert!(settings.wire.bearer_tokens.is_empty());
+    assert!(settings.server.upstream.is_none());
+    assert!(!settings.bench_noop_route);
+}
+
+#[test]
+fn the_noop_route_is_served_only_when_asked_for() {
+    let on = "bench_noop_route = true";
+    assert!(build(&Raw::default(), on).unwrap().bench_noop_route);
+    assert!(
+        build(&flags(&["--bench-noop-route", "true"]), "")
+            .unwrap()
+            .bench_noop_route
+    );
+    // The flag alone is `true`.
+    assert!(
+        build(&flags(&["--bench-noop-route"]), "")
+            .unwrap()
+            .bench_noop_route
+    );
+    // The flag wins over the file.
+    assert!(
+        !build(&flags(&["--bench-noop-route", "false"]), on)
+            .unwrap()
+            .bench_noop_route
+    );
+    let error = try_flags(&["--bench-noop-route", "yes"]).unwrap_err();
+    assert!(error.to_string().contains("--bench-noop-route"), "{error}");
+}
+
+#[test]
+fn the_driver_defaults_to_io_uring_where_the_kernel_offers_it() {
+    let gateway = flags(&["--upstream", "http://127.0.0.1:9001/mcp"]);
+    let expected = if IoDriver::uring_offered() {
+        IoDriver::Uring
+    } else {
+        IoDriver::Epoll
+    };
+    // The verdict service and a gateway alike.
+    for args in [&Raw::default(), &gateway] {
+        let settings = build(args, "").unwrap();
+        assert_eq!(settings.server.io_driver, expected);
+    }
+    // A driver that is set wins, from a flag or from the file.
+    let epoll = flags(&[
+        "--io-driver",
+        "epoll",
+        "--upstream",
+        "http://127.0.0.1:9001/mcp",
+    ]);
+    let settings = build(&epoll, "").unwrap();
+    assert_eq!(settings.server.io_driver, IoDriver::Epoll);
+    let settings = build(&gateway, "io_driver = \"epoll\"").unwrap();
+    assert_eq!(settings.server.io_driver, IoDriver::Epoll);
+}
+
+#[test]
+fn the_upstream_takes_its_timeouts_from_file_and_flags() {
+    let args = flags(&[
+        "--upstream",
+        "http://127.0.0.1:9001/mcp",
+        "--upstream-first-byte-timeout-ms",
+        "1500",
+    ]);
+    let settings = build(&args, "upstream_connect_timeout_ms = 250").unwrap();
+    let upstream = settings.server.upstream.unwrap();
+    assert_eq!(upstream.path, "/mcp");
+    assert_eq!(upstream.connect_timeout, Duration::from_millis(250));
+    assert_eq!(upstream.first_byte_timeout, Duration::from_millis(1500));
+    assert_eq!(upstream.idle_timeout, crate::upstream::DEFAULT_IDLE_TIMEOUT);
+}
+
+#[test]
+fn flags_win_over_the_file() {
+    let args = flags(&["--listen", "127.0.0.1:9000", "--body-limit", "2048"]);
+    let settings = build(
+        &args,
+        "listen = \"127.0.0.1:7000\"\nbody_limit = 1024\nworkers = 3",
+    )
+    .unwrap();
+    assert_eq!(settings.server.listen.port(), 9000);
+    assert_eq!(settings.gate.body_limit, 2048);
+    assert_eq!(settings.server.workers, 3);
+    assert_eq!(settings.server.max_connections, 4096);
+    let args = flags(&["--max-connections", "100"]);
+    let settings = build(&args, "max_connections = 50").unwrap();
+    assert_eq!(settings.server.max_connections, 100);
+    // Lists: comma-separated in a flag, spaces and blanks dropped.
+    let args = flags(&["--bearer-tokens", " a, b,,"]);
+    let settings = build(&args, "bearer_tokens = [\"c\"]").unwrap();
+    assert_eq!(settings.wire.bearer_tokens, ["a", "b"]);
+}
+
+#[test]
+fn a_wrong_value_names_its_key() {
+    for (args, file_text, key) in [
+        (&["--listen", "nowhere"][..], "", "listen"),
+        (&[], "io_driver = \"kqueue\"", "io_driver"),
+        (&[], "revisions = [\"2024-11-05\"]", "revisions"),
+        (&[], "endpoint = \"mcp\"", "endpoint"),
+        (&["--upstream", "https://127.0.0.1:9/mcp"], "", "upstream"),
+        (
+            &[],
+            "upstream = \"http://127.0.0.1:9/mcp\"\nupstream_idle_timeout_ms = 0",
+            "upstream_idle_timeout_ms",
+        ),
+        (&[], "read_timeout_ms = 0", "read_timeout_ms"),
+        (&[], "unknown_tools = \"drop\"", "unknown_tools"),
+        (&[], "max_connections = 0", "max_connections"),
+        (&["--workers", "0"], "", "workers"),
+    ] {
+        let error = build(&flags(args), file_text).unwrap_err();
+        assert_eq!(error.key, key, "{error}");
+        assert!(error.to_string().contains(key));
+        // And where it was set.
+        let source = error.source.clone().unwrap();
+        match args.is_empty() {
+            true => assert!(
+                source.starts_with("in ") && source.ends_with(".toml"),
+                "{error}"
+            ),
+            false => assert_eq!(
+                source,
+                format!("from --{}", key.replace('_', "-")),
+                "{error}"
+            ),
+        }
+    }
+    // A flag (or variable) that is not even of its type: the command line
+    // refuses it, naming it.
+    for (args, flag) in [
+        (&["--workers", "many"][..], "--workers"),
+        (&["--max-connections", "lots"], "--max-connections"),
+    ] {
+        let error = try_flags(args).unwrap_err();
+        assert!(error.to_string().contains(flag), "{error}");
+    }
+}
+
+#[test]
+fn an_unknown_or_mistyped_file_key_is_named() {
+    for (text, key) in [
+        ("body_limt = 5\n", "body_limt"),
+        ("workers = \"two\"\n", "workers"),
+        ("normalization = \"yes\"\n", "normalization"),
+    ] {
+        let error = build(&Raw::default(), text).unwrap_err();
+        assert!(error.to_string().contains(key), "{error}");
+        assert_eq!(error.key, key, "{error}");
+    }
+}
+
+/// `mcpgate.example.toml` in the repository.
+fn example_path() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/mcpgate.example.toml"))
+}
+
+#[test]
+fn the_example_file_holds_the_built_in_defaults() {
+    let args = Raw {
+        config: Some(example_path()),
+        ..Raw::default()
+    };
+    let from_file = build(&args, "").unwrap();
+    let built_in = build(&Raw::default(), "").unwrap();
+    assert_eq!(format!("{from_file:?}"), format!("{built_in:?}"));
+}
+
+#[test]
+fn relative_paths_in_the_file_are_read_from_its_directory() {
+    let text = "catalog = \"tools.json\"\noauth_issuer = \"https://auth.example\"\n\
+                oauth_resource = \"https://mcp.example/mcp\"\noauth_jwks_file = \"keys/jwks.json\"";
+    let settings = build(&Raw::default(), text).unwrap();
+    let catalog = settings.catalog.unwrap();
+    assert!(
+        catalog.is_absolute() && catalog.ends_with("tools.json"),
+        "{catalog:?}"
+    );
+    let dir = catalog.parent().unwrap();
+    let Some(JwksSource::File(jwks)) = settings.oauth.map(|o| o.jwks) else {
+        panic!("a JWKS file");
+    };
+    assert_eq!(jwks, dir.join("keys/jwks.json"));
+    // A flag's path stays relative to the working directory.
+    let settings = build(&flags(&["--catalog", "tools.json"]), text).unwrap();
+    assert_eq!(settings.catalog.unwrap(), PathBuf::from("tools.json"));
+    // An absolute path stays as it is.
+    let settings = build(&Raw::default(), "catalog = \"/srv/tools.json\"").unwrap();
+    assert_eq!(settings.catalog.unwrap(), PathBuf::from("/srv/tools.json"));
+}
+
+#[test]
+fn listen_takes_a_host_name() {
+    let settings = build(&flags(&["--listen", "localhost:8080"]), "").unwrap();
+    assert!(settings.server.listen.ip().is_loopback());
+    assert_eq!(settings.server.listen.port(), 8080);
+    let error = build(&flags(&["--listen", "localhost"]), "").unwrap_err();
+    assert_eq!(error.key, "listen");
+}
+
+#[test]
+fn oauth_keys_from_the_file_and_flags_build_one_resource_server() {
+    let toml = r#"
+        oauth_issuer = "https://auth.example"
+        oauth_resource = "https://mcp.example/mcp"
+        oauth_jwks_url = "https://auth.example/jwks.json"
+        oauth_scopes_required = ["mcp"]
+        oauth_tool_scopes = { send_message = ["messages:send"] }
+        oauth_subject_header = "X-Auth-Subject"
+        "#;
+    let args = flags(&["--oauth-tool-scopes", "echo=tools:echo extra; ping="]);
+    let oauth = build(&args, toml).unwrap().oauth.unwrap();
+    assert_eq!(
+        oauth.jwks,
+        JwksSource::Url("https://auth.example/jwks.json".into())
+    );
+    assert_eq!(oauth.jwks_refresh, Duration::from_secs(300));
+    assert_eq!(oauth.scopes_required, ["mcp"]);
+    // The flag's table wins over the file's.
+    assert_eq!(
+        oauth.tool_scopes,
+        BTreeMap::from([
+            (
+                "echo".to_owned(),
+                vec!["tools:echo".to_owned(), "extra".to_owned()]
+            ),
+            ("ping".to_owned(), vec![]),
+        ])
+    );
+    assert_eq!(oauth.subject_header.as_deref(), Some("X-Auth-Subject"));
+    assert!(!oauth.forward_authorization);
+}
+
+#[test]
+fn a_wrong_oauth_setting_names_its_key() {
+    let base = [
+        "--oauth-issuer",
+        "https://auth.example",
+        "--oauth-resource",
+        "https://mcp.example/mcp",
+        "--oauth-jwks-file",
+        "jwks.json",
+    ];
+    let with = |extra: &[&str]| flags(&[&base[..], extra].concat());
+    let mut no_resource = with(&[]);
+    no_resource.oauth_resource = None;
+    let mut no_jwks = with(&[]);
+    no_jwks.oauth_jwks_file = None;
+    let mut ftp = with(&["--oauth-jwks-url", "ftp://auth.example/jwks"]);
+    ftp.oauth_jwks_file = None;
+    let mut no_host = with(&[]);
+    no_host.oauth_issuer = Some("https://".into());
+    for (args, key) in [
+        (no_resource, "oauth_resource"),
+        (no_jwks, "oauth_jwks_file"),
+        (ftp, "oauth_jwks_url"),
+        (no_host, "oauth_issuer"),
+        (
+            with(&["--oauth-scopes-header", "Content-Length"]),
+            "oauth_scopes_header",
+        ),
+        (
+            with(&["--oauth-subject-header", "X_Auth_Subject"]),
+            "oauth_subject_header",
+        ),
+        (
+            with(&["--oauth-jwks-refresh-secs", "0"]),
+            "oauth_jwks_refresh_secs",
+        ),
+    ] {
+        let error = build(&args, "").unwrap_err();
+        assert_eq!(error.key, key, "{error}");
+    }
+    let error = try_flags(&[&base[..], &["--oauth-tool-scopes", "echo"]].concat()).unwrap_err();
+    assert!(error.to_string().contains("--oauth-tool-scopes"), "{error}");
+}
+
+#[test]
+fn a_session_key_is_hex_or_base64_of_32_bytes_and_a_wrong_one_names_its_key() {
+    let settings = |key: &str| build(&flags(&["--session-key", key]), "");
+    let hex = "ab".repeat(32);
+    assert!(settings(&hex).unwrap().session_key.is_some());
+    let from_file = build(&Raw::default(), &format!("session_key = \"{hex}\"")).unwrap();
+    assert_eq!(from_file.session_key, settings(&hex).unwrap().session_key);
+    for bad in ["ab".repeat(31), "secret".to_owned()] {
+        let error = settings(&bad).unwrap_err();
+        assert_eq!(error.key, "session_key", "{error}");
+        // The key is never repeated back.
+        assert!(!error.to_string().contains(&bad), "{error}");
+    }
+    assert!(build(&Raw::default(), "").unwrap().session_key.is_none());
+}
+
+#[test]
+fn the_example_file_names_every_key() {
+    let text = std::fs::read_to_string(example_path()).unwrap();
+    // Its commented keys, set, are keys too.
+    let all: String = text
+        .lines()
+        .map(|line| match line.strip_prefix("# ") {
+            Some(rest)
+                if rest.split_once(" = ").is_some_and(|(key, _)| {
+                    key.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                }) =>
+            {
+                rest
+            }
+            _ => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut settings: Raw = toml::from_str(&all).unwrap();
+    // The one key that is no key of the file.
+    settings.config = Some(example_path());
+    let shown = format!("{settings:?}");
+    assert!(!shown.contains("None"), "a key is missing: {shown}");
+}

@@ -1,0 +1,303 @@
+//! The merged keys checked once and turned into what `serve` runs with.
+
+use std::collections::BTreeMap;
+use std::fmt::Display;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use toml::Table;
+
+use super::{ConfigError, Raw, Source};
+use crate::gate::{GateConfig, UnknownTools};
+use crate::protocol::Revision;
+use crate::server::{IoDriver, MAX_HEADERS_CAP, ServerConfig};
+use crate::service::oauth::keys::JwksSource;
+use crate::service::oauth::{OAuthConfig, is_scope_token};
+use crate::service::session::SessionKey;
+use crate::service::wire::WirePolicy;
+use crate::upstream::UpstreamConfig;
+
+/// Everything `serve` runs with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub server: ServerConfig,
+    pub gate: GateConfig,
+    pub endpoint: String,
+    pub wire: WirePolicy,
+    /// The tool catalog file, loaded at start.
+    pub catalog: Option<PathBuf>,
+    /// `/_noop` is served: for load benchmarks only.
+    pub bench_noop_route: bool,
+    /// The OAuth resource server, started (its JWKS loaded) by `serve`.
+    pub oauth: Option<OAuthConfig>,
+    /// `session_key`; none: `serve` draws one.
+    pub session_key: Option<SessionKey>,
+}
+
+/// The values a number takes, and what it is told otherwise.
+type Range = (RangeInclusive<i64>, &'static str);
+const SOME: Range = (1..=i64::MAX, "must be at least 1");
+/// Deadlines are `now + timeout`: a year keeps them far from overflowing.
+const A_YEAR: Range = (1..=365 * 24 * 3600 * 1000, "must be between 1 and a year");
+const A_WEEK: Range = (1..=7 * 24 * 3600, "must be between 1 and a week");
+const _: () = assert!(MAX_HEADERS_CAP == 256);
+
+type Checked<T> = Result<T, ConfigError>;
+
+/// The merged keys and where each was set.
+pub(super) struct Given {
+    pub raw: Raw,
+    pub keys: Table,
+    pub from: BTreeMap<String, Source>,
+}
+
+/// `ms` milliseconds, else `default`.
+fn ms(ms: Option<u64>, default: Duration) -> Duration {
+    ms.map_or(default, Duration::from_millis)
+}
+
+impl Given {
+    fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        super::error(key, message, self.from.get(key).cloned())
+    }
+
+    /// Every number against its range, before anything is built.
+    fn ranges(&self) -> Checked<()> {
+        for (key, (ok, message)) in [
+            ("workers", SOME),
+            ("body_limit", SOME),
+            ("max_depth", (1..=1024, "must be between 1 and 1024")),
+            ("max_headers", (1..=256, "must be between 1 and 256")),
+            ("max_head_bytes", (256..=i64::MAX, "must be at least 256")),
+            ("max_connections", SOME),
+            ("idle_timeout_ms", SOME),
+            ("read_timeout_ms", SOME),
+            ("shutdown_grace_ms", SOME),
+            ("upstream_connect_timeout_ms", A_YEAR),
+            ("upstream_first_byte_timeout_ms", A_YEAR),
+            ("upstream_idle_timeout_ms", A_YEAR),
+            ("oauth_jwks_refresh_secs", A_WEEK),
+        ] {
+            let value = self.keys.get(key).and_then(toml::Value::as_integer);
+            if value.is_some_and(|v| !ok.contains(&v)) {
+                return Err(self.error(key, message));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn settings(self) -> Checked<Settings> {
+        self.ranges()?;
+        let (mut gate, mut server, raw) = (self.gate()?, self.server()?, &self.raw);
+        server.body_limit = gate.body_limit;
+        server.upstream = self.upstream()?.map(Arc::new);
+        let wire = WirePolicy {
+            allowed_origins: raw.allowed_origins.clone().unwrap_or_default(),
+            bearer_tokens: raw.bearer_tokens.clone().unwrap_or_default(),
+            // Started by `serve` from `Settings::oauth` (it loads the JWKS).
+            oauth: None,
+        };
+        let oauth = self.oauth()?;
+        if oauth.is_some() && !wire.bearer_tokens.is_empty() {
+            let message = "static bearer tokens and OAuth (oauth_issuer) exclude each other";
+            return Err(self.error("bearer_tokens", message));
+        }
+        // With callers told apart, one caller's `tools/list` answer (which
+        // the upstream may cut to that caller) must not decide what the
+        // others may call: the catalog is the gateway's own listing.
+        gate.learn_from_answers = oauth.is_none() && wire.bearer_tokens.is_empty();
+        // A catalog learned from the upstream: calls wait until it is known.
+        let learned = raw.catalog.is_none() && server.upstream.is_some();
+        gate.await_catalog = gate.learn_catalog && learned;
+        let endpoint = raw.endpoint.clone().unwrap_or_else(|| "/mcp".to_owned());
+        if !endpoint.starts_with('/') || endpoint.contains(['?', '#', ' ']) {
+            let message = format!("{endpoint:?} is not a path like /mcp");
+            return Err(self.error("endpoint", message));
+        }
+        let key = |text: &String| SessionKey::parse(text).map_err(|e| e.to_string());
+        let session_key = raw.session_key.as_ref().map(key).transpose();
+        Ok(Settings {
+            server,
+            gate,
+            endpoint,
+            wire,
+            catalog: raw.catalog.clone(),
+            bench_noop_route: raw.bench_noop_route.unwrap_or(false),
+            oauth,
+            session_key: session_key.map_err(|e| self.error("session_key", e))?,
+        })
+    }
+
+    /// `listen`: an address, or a host name and port resolved now.
+    fn listen(&self) -> Checked<SocketAddr> {
+        let text = self.raw.listen.as_deref().unwrap_or("127.0.0.1:8080");
+        if let Ok(address) = text.parse() {
+            return Ok(address);
+        }
+        let bad = |why: &dyn Display| {
+            let message = format!("{text:?} is not an address like 127.0.0.1:8080 ({why})");
+            self.error("listen", message)
+        };
+        let mut addresses = text.to_socket_addrs().map_err(|e| bad(&e))?;
+        let address = addresses.next().ok_or_else(|| bad(&"no address"))?;
+        tracing::info!(target: "mcpgate::config", "listen: {text} resolves to {address}, used");
+        Ok(address)
+    }
+
+    fn server(&self) -> Checked<ServerConfig> {
+        let (r, mut s) = (&self.raw, ServerConfig::new(self.listen()?));
+        let driver = r
+            .io_driver
+            .as_deref()
+            .map(str::parse::<IoDriver>)
+            .transpose();
+        let driver = driver.map_err(|e| self.error("io_driver", e.to_string()))?;
+        s.io_driver = driver.unwrap_or_else(IoDriver::default_here);
+        s.workers = r.workers.unwrap_or(s.workers);
+        s.max_headers = r.max_headers.unwrap_or(s.max_headers);
+        s.max_connections = r.max_connections.unwrap_or(s.max_connections);
+        s.max_head_bytes = r.max_head_bytes.unwrap_or(s.max_head_bytes);
+        s.idle_timeout = ms(r.idle_timeout_ms, s.idle_timeout);
+        s.read_timeout = ms(r.read_timeout_ms, s.read_timeout);
+        s.shutdown_grace = ms(r.shutdown_grace_ms, s.shutdown_grace);
+        Ok(s)
+    }
+
+    fn gate(&self) -> Checked<GateConfig> {
+        let (r, mut gate) = (&self.raw, GateConfig::default());
+        gate.body_limit = r.body_limit.unwrap_or(gate.body_limit);
+        gate.max_depth = r.max_depth.unwrap_or(gate.max_depth);
+        if let Some(revisions) = &r.revisions {
+            let revision = |r: &String| {
+                let message = format!("{r:?} is not a revision mcpgate serves");
+                Revision::parse(r).ok_or_else(|| self.error("revisions", message))
+            };
+            gate.revisions = revisions.iter().map(revision).collect::<Result<_, _>>()?;
+            if gate.revisions.is_empty() {
+                return Err(self.error("revisions", "must name at least one revision"));
+            }
+        }
+        let policy = r.unknown_tools.as_deref().map(str::parse::<UnknownTools>);
+        let policy = policy
+            .transpose()
+            .map_err(|e| self.error("unknown_tools", e.to_string()));
+        gate.unknown_tools = policy?;
+        r.switches.set(&mut gate);
+        gate.learn_catalog = r.learn_catalog.unwrap_or(gate.learn_catalog);
+        Ok(gate)
+    }
+
+    fn upstream(&self) -> Checked<Option<UpstreamConfig>> {
+        let Some(url) = &self.raw.upstream else {
+            return Ok(None);
+        };
+        let up = UpstreamConfig::parse(url).map_err(|e| self.error("upstream", e.to_string()));
+        let (r, mut up) = (&self.raw, up?);
+        up.connect_timeout = ms(r.upstream_connect_timeout_ms, up.connect_timeout);
+        up.first_byte_timeout = ms(r.upstream_first_byte_timeout_ms, up.first_byte_timeout);
+        up.idle_timeout = ms(r.upstream_idle_timeout_ms, up.idle_timeout);
+        Ok(Some(up))
+    }
+
+    /// The `oauth_*` keys: none without an issuer.
+    fn oauth(&self) -> Checked<Option<OAuthConfig>> {
+        let raw = &self.raw;
+        let Some(issuer) = raw.oauth_issuer.clone() else {
+            let others = raw.oauth_jwks_file.is_some() || raw.oauth_jwks_url.is_some();
+            return match others || raw.oauth_resource.is_some() {
+                true => Err(self.error("oauth_issuer", "is needed by the other oauth_* keys")),
+                false => Ok(None),
+            };
+        };
+        self.http_url("oauth_issuer", &issuer, "", true)?;
+        let resource = raw.oauth_resource.clone();
+        let resource =
+            resource.ok_or_else(|| self.error("oauth_resource", "is needed with oauth_issuer"))?;
+        let query = resource.contains(['?', '#']);
+        self.http_url("oauth_resource", &resource, " without a query", !query)?;
+        let jwks = self.jwks()?;
+        let refresh = raw.oauth_jwks_refresh_secs.unwrap_or(300);
+        let servers = raw.oauth_authorization_servers.clone().unwrap_or_default();
+        for server in &servers {
+            self.http_url("oauth_authorization_servers", server, "", true)?;
+        }
+        let scopes_required = raw.oauth_scopes_required.clone().unwrap_or_default();
+        let tool_scopes = raw.oauth_tool_scopes.clone().unwrap_or_default();
+        let required = scopes_required.iter().map(|s| ("oauth_scopes_required", s));
+        let by_tool = tool_scopes
+            .values()
+            .flatten()
+            .map(|s| ("oauth_tool_scopes", s));
+        if let Some((key, bad)) = required.chain(by_tool).find(|(_, s)| !is_scope_token(s)) {
+            return Err(self.error(key, format!("{bad:?} is not a scope")));
+        }
+        Ok(Some(OAuthConfig {
+            issuer,
+            resource,
+            jwks,
+            jwks_refresh: Duration::from_secs(refresh),
+            authorization_servers: servers,
+            scopes_required,
+            tool_scopes,
+            forward_authorization: raw.oauth_forward_authorization.unwrap_or(false),
+            subject_header: self.header("oauth_subject_header", &raw.oauth_subject_header)?,
+            scopes_header: self.header("oauth_scopes_header", &raw.oauth_scopes_header)?,
+        }))
+    }
+
+    /// `oauth_jwks_file` or `oauth_jwks_url`: one of the two.
+    fn jwks(&self) -> Checked<JwksSource> {
+        let (key, message) = match (&self.raw.oauth_jwks_file, &self.raw.oauth_jwks_url) {
+            (Some(path), None) => return Ok(JwksSource::File(path.clone())),
+            (None, Some(url)) => {
+                self.http_url("oauth_jwks_url", url, "", true)?;
+                return Ok(JwksSource::Url(url.clone()));
+            }
+            (Some(_), Some(_)) => (
+                "oauth_jwks_url",
+                "give oauth_jwks_file or oauth_jwks_url, not both",
+            ),
+            (None, None) => (
+                "oauth_jwks_file",
+                "oauth_jwks_file or oauth_jwks_url is needed with oauth_issuer",
+            ),
+        };
+        Err(self.error(key, message))
+    }
+
+    /// `text` is an `http://` or `https://` URL with a host, and `also` (`what_else`) holds.
+    fn http_url(&self, key: &str, text: &str, what_else: &str, also: bool) -> Checked<()> {
+        let rest = text
+            .strip_prefix("https://")
+            .or_else(|| text.strip_prefix("http://"));
+        let host = rest.is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
+        if also && host && !text.contains(|c: char| c.is_whitespace() || c == '"') {
+            return Ok(());
+        }
+        let message = format!("{text:?} is not an http:// or https:// URL{what_else}");
+        Err(self.error(key, message))
+    }
+
+    /// A header the upstream may receive an identity in: none the gateway frames or reads.
+    fn header(&self, key: &str, name: &Option<String>) -> Checked<Option<String>> {
+        let Some(name) = name.clone() else {
+            return Ok(None);
+        };
+        let framing = "host content-length transfer-encoding connection authorization";
+        let mut framing = framing.split(' ').chain(["content-type", "accept"]);
+        // No `_`: stacks that read `_` as `-` would take a client's
+        // `X-Auth-Subject` for the gateway's `X_Auth_Subject`.
+        if name.is_empty()
+            || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            || framing.any(|f| f.eq_ignore_ascii_case(&name))
+            || name.to_ascii_lowercase().starts_with("mcp-")
+        {
+            let message = format!("{name:?} is not a header name the gateway may set");
+            return Err(self.error(key, message));
+        }
+        Ok(Some(name))
+    }
+}
