@@ -58,9 +58,7 @@ fn module_of(file: &Path) -> Option<String> {
     let relative = file.strip_prefix(root().join("src")).unwrap();
     let first = relative.components().next()?.as_os_str().to_str()?;
     match first {
-        // `unstable` re-exports from every layer for the tests: a second
-        // face of the crate root, not a layer.
-        "lib.rs" | "main.rs" | "unstable.rs" => None,
+        "lib.rs" | "main.rs" => None,
         name => Some(name.trim_end_matches(".rs").to_owned()),
     }
 }
