@@ -15,7 +15,7 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
@@ -372,44 +372,57 @@ fn counter(
     ConstCounter::new(value).encode(family)
 }
 
+/// A counter family of one series a label set.
+fn counters<L: EncodeLabelSet>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    series: impl Iterator<Item = (L, u64)>,
+) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+    for (labels, value) in series {
+        ConstCounter::new(value).encode(family.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
 impl Collector for Scrape {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let mut family = encoder.encode_descriptor(
+        let allowed = LaneLabel::ALL.iter().flat_map(|lane| {
+            let counts = self.allowed[*lane as usize];
+            KINDS.iter().zip(counts).map(move |(kind, value)| {
+                ([("lane", lane.as_str()), ("kind", kind.as_str())], value)
+            })
+        });
+        counters(
+            &mut encoder,
             "allowed",
             "MCP messages let through, by lane and kind.",
-            None,
-            MetricType::Counter,
+            allowed,
         )?;
-        for lane in LaneLabel::ALL {
-            for (kind, value) in KINDS.iter().zip(self.allowed[lane as usize]) {
-                let labels = [("lane", lane.as_str()), ("kind", kind.as_str())];
-                ConstCounter::new(value).encode(family.encode_family(&labels)?)?;
-            }
-        }
-
-        let mut family = encoder.encode_descriptor(
-            "rejections",
-            "Refusals, by the stage that refused and why.",
-            None,
-            MetricType::Counter,
-        )?;
-        for (row, value) in TABLE.iter().zip(self.rejections) {
+        let rejections = TABLE.iter().zip(self.rejections).map(|(row, value)| {
             let labels = (
                 [("rejecter", row.rejecter.as_str()), ("reason", row.name)],
                 [("status", row.status)],
             );
-            ConstCounter::new(value).encode(family.encode_family(&labels)?)?;
-        }
-
-        let mut family = encoder.encode_descriptor(
+            (labels, value)
+        });
+        counters(
+            &mut encoder,
+            "rejections",
+            "Refusals, by the stage that refused and why.",
+            rejections,
+        )?;
+        let suppressed = TABLE
+            .iter()
+            .zip(self.log_lines_suppressed)
+            .map(|(row, value)| ([("reason", row.name)], value));
+        counters(
+            &mut encoder,
             "rejection_log_suppressed",
             "Rejection log lines left out over each reason's budget per second.",
-            None,
-            MetricType::Counter,
+            suppressed,
         )?;
-        for (row, value) in TABLE.iter().zip(self.log_lines_suppressed) {
-            ConstCounter::new(value).encode(family.encode_family(&[("reason", row.name)])?)?;
-        }
 
         let requests = self.latency_buckets.iter().sum();
         counter(
@@ -524,31 +537,22 @@ mod tests {
         );
         let (text, content_type) = metrics.render(&gate, false);
         assert_eq!(content_type, TEXT_CONTENT_TYPE);
-        let at = |name| series(&text, name);
-        assert_eq!(
-            at("mcpgate_allowed_total{lane=\"modern\",kind=\"request\"}"),
-            Some(300)
-        );
-        assert_eq!(
-            at("mcpgate_allowed_total{lane=\"legacy\",kind=\"request\"}"),
-            Some(0)
-        );
-        assert_eq!(at("mcpgate_requests_total"), Some(303));
-        assert_eq!(at("mcpgate_request_duration_seconds_count"), Some(303));
-        assert_eq!(
-            at("mcpgate_request_duration_seconds_bucket{le=\"5e-06\"}"),
-            Some(300)
-        );
-        assert_eq!(
-            at("mcpgate_request_duration_seconds_bucket{le=\"0.05\"}"),
-            Some(300)
-        );
-        assert_eq!(
-            at("mcpgate_request_duration_seconds_bucket{le=\"+Inf\"}"),
-            Some(303)
-        );
-        assert_eq!(at("mcpgate_open_connections"), Some(3));
-        assert_eq!(at("mcpgate_bytes_in_total"), Some(30));
+        for (name, value) in [
+            (
+                "mcpgate_allowed_total{lane=\"modern\",kind=\"request\"}",
+                300,
+            ),
+            ("mcpgate_allowed_total{lane=\"legacy\",kind=\"request\"}", 0),
+            ("mcpgate_requests_total", 303),
+            ("mcpgate_request_duration_seconds_count", 303),
+            ("mcpgate_request_duration_seconds_bucket{le=\"5e-06\"}", 300),
+            ("mcpgate_request_duration_seconds_bucket{le=\"0.05\"}", 300),
+            ("mcpgate_request_duration_seconds_bucket{le=\"+Inf\"}", 303),
+            ("mcpgate_open_connections", 3),
+            ("mcpgate_bytes_in_total", 30),
+        ] {
+            assert_eq!(series(&text, name), Some(value), "{name}");
+        }
         assert!(text.contains("# TYPE mcpgate_requests_total counter\n"));
         assert!(!text.contains("# EOF"));
     }
