@@ -372,7 +372,7 @@ fn counter(
     ConstCounter::new(value).encode(family)
 }
 
-/// A counter family of one series a label set.
+/// A counter family of one series per label set.
 fn counters<L: EncodeLabelSet>(
     encoder: &mut DescriptorEncoder,
     name: &str,
