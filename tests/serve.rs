@@ -507,6 +507,35 @@ fn sigterm_answers_the_request_in_flight_and_exits_0() {
     assert_eq!(status.code(), Some(0));
 }
 
+/// A graceful shutdown says when it starts and when it is over, with the
+/// connections it closed.
+#[test]
+fn sigterm_logs_the_shutdown_and_its_end() {
+    let mut server = Server::start_logging(&[], "info", std::process::Stdio::piped());
+    let mut stream = server.connect();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_answer(&mut stream).status, 200);
+    server.sigterm();
+    let status = server.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let mut log = String::new();
+    std::io::Read::read_to_string(server.child.stderr.as_mut().unwrap(), &mut log).unwrap();
+    let started = log
+        .find("shutting down gracefully")
+        .unwrap_or_else(|| panic!("no start line in {log}"));
+    let ended = log
+        .find("shut down: every connection closed")
+        .unwrap_or_else(|| panic!("no end line in {log}"));
+    assert!(started < ended, "{log}");
+    let end = log[ended..].lines().next().unwrap();
+    assert!(
+        end.contains("connections=1") && end.contains("cut=0"),
+        "{end}"
+    );
+}
+
 /// With `--max-connections 1`, a second client takes the slot of the
 /// connection idle longest (closed without an answer), and `/metrics`
 /// counts each time a new client found the worker at its limit.

@@ -8,14 +8,16 @@
 //! waiting for a request are closed; a request being read or handled is
 //! finished and answered with `Connection: close`. A worker exits when its
 //! last connection is closed or `shutdown_grace` has passed, whichever comes
-//! first; `serve_until` returns when all have exited.
+//! first; `serve_until` returns when all have exited. The start and the
+//! end of a shutdown are logged (INFO), the end with the connections it
+//! closed and how long it took.
 
 use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::thread;
 use std::time::Duration;
 
@@ -39,6 +41,9 @@ pub struct ShutdownSignal {
 #[derive(Default)]
 struct SignalInner {
     triggered: AtomicBool,
+    /// When the shutdown was first asked for: its end is logged with the
+    /// time it took.
+    started: OnceLock<std::time::Instant>,
     next_id: AtomicU64,
     /// One socket per running worker; a byte written wakes it.
     wakers: Mutex<Vec<(u64, StdUnixStream)>>,
@@ -52,7 +57,19 @@ impl ShutdownSignal {
 
     /// Starts the shutdown.
     pub fn trigger(&self) {
-        self.inner.triggered.store(true, Ordering::SeqCst);
+        self.start(None);
+    }
+
+    /// Starts the shutdown, logging it (with the signal that asked for it)
+    /// the first time only.
+    fn start(&self, signal: Option<i32>) {
+        self.inner.started.get_or_init(std::time::Instant::now);
+        if !self.inner.triggered.swap(true, Ordering::SeqCst) {
+            match signal {
+                Some(signal) => tracing::info!(signal, "shutting down gracefully"),
+                None => tracing::info!("shutting down gracefully"),
+            }
+        }
         let wakers = self.inner.wakers.lock().unwrap_or_else(|e| e.into_inner());
         for (_, w) in wakers.iter() {
             let _ = (&*w).write(&[1]);
@@ -102,8 +119,7 @@ pub fn serve<S: Service>(config: ServerConfig, service: Arc<S>) -> io::Result<()
         .spawn(move || {
             let mut forever = signals.forever();
             if let Some(sig) = forever.next() {
-                tracing::info!(signal = sig, "shutting down gracefully");
-                trigger.trigger();
+                trigger.start(Some(sig));
             }
             if let Some(sig) = forever.next() {
                 tracing::warn!(signal = sig, "second signal: exiting now");
@@ -212,9 +228,13 @@ pub fn serve_until<S: Service>(
         }
     }
     let mut result = Ok(());
+    let mut closed = Closed::default();
     for h in handles {
         match h.join() {
-            Ok(Ok(())) => {}
+            Ok(Ok(worker)) => {
+                closed.connections += worker.connections;
+                closed.cut += worker.cut;
+            }
             Ok(Err(e)) => {
                 if result.is_ok() {
                     result = Err(e);
@@ -228,8 +248,28 @@ pub fn serve_until<S: Service>(
     }
     match failure {
         Some(e) => Err(e),
-        None => result,
+        None => {
+            if let (Ok(()), Some(started)) = (&result, shutdown.inner.started.get()) {
+                tracing::info!(
+                    connections = closed.connections,
+                    cut = closed.cut,
+                    ms = started.elapsed().as_millis() as u64,
+                    "shut down: every connection closed"
+                );
+            }
+            result
+        }
     }
+}
+
+/// What a worker's shutdown closed.
+#[derive(Default)]
+struct Closed {
+    /// Connections open when the shutdown began, those taken from the
+    /// backlog included: each finished its request or was closed.
+    connections: usize,
+    /// Of these, the ones still open when `shutdown_grace` was over.
+    cut: usize,
 }
 
 /// Fails when another socket already listens on `addr`. The workers'
@@ -309,7 +349,7 @@ struct WorkerStart<S> {
     upstream: Option<Arc<UpstreamConfig>>,
 }
 
-fn run_worker<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
+fn run_worker<S: Service>(start: WorkerStart<S>) -> io::Result<Closed> {
     match start.driver {
         IoDriver::Uring => {
             let rt = uring_runtime();
@@ -317,7 +357,7 @@ fn run_worker<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
                 Ok(mut rt) => rt.block_on(worker_main(start)),
                 Err(e) => {
                     let _ = start.ready.send(Err(uring_unavailable(e)));
-                    Ok(())
+                    Ok(Closed::default())
                 }
             }
         }
@@ -332,14 +372,14 @@ fn run_worker<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
                         e.kind(),
                         format!("cannot start the epoll driver: {e}"),
                     )));
-                    Ok(())
+                    Ok(Closed::default())
                 }
             }
         }
     }
 }
 
-async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
+async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<Closed> {
     let setup = (|| {
         start.listener.set_nonblocking(true)?;
         // A second descriptor of the listener, to take in what is already
@@ -359,7 +399,7 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
                 IoDriver::Epoll => e,
             };
             let _ = start.ready.send(Err(e));
-            return Ok(());
+            return Ok(Closed::default());
         }
     };
     let _ = start.ready.send(Ok(()));
@@ -421,6 +461,10 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
     }
     let deadline = Instant::now() + start.grace.min(Duration::from_secs(365 * 24 * 3600));
     worker.begin_shutdown();
+    let mut closed = Closed {
+        connections: worker.open(),
+        cut: 0,
+    };
     // Stop accepting. Connections the kernel already completed are taken in
     // first (closing the listener would reset them): they are served if
     // their request has arrived, closed otherwise.
@@ -429,6 +473,7 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
             .set_nonblocking(true)
             .and_then(|()| monoio::net::TcpStream::from_std(stream));
         if let Ok(stream) = adopted {
+            closed.connections += 1;
             monoio::spawn(serve_connection(stream, worker.clone()));
         }
     }
@@ -438,6 +483,7 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
         monoio::time::sleep(Duration::from_millis(5)).await;
     }
     if worker.open() > 0 {
+        closed.cut = worker.open();
         tracing::warn!(
             open = worker.open(),
             "shutdown grace over; closing the remaining connections"
@@ -448,5 +494,5 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<()> {
             monoio::time::sleep(Duration::from_millis(5)).await;
         }
     }
-    Ok(())
+    Ok(closed)
 }

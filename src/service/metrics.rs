@@ -1,16 +1,32 @@
-//! `/metrics` in Prometheus text format. Every series is a fixed set of
-//! atomics: nothing is allocated or locked on the request path.
+//! `/metrics`, encoded by `prometheus-client`: OpenMetrics when the
+//! scraper's `Accept` asks for it, the Prometheus text format (0.0.4)
+//! otherwise.
+//!
+//! Each worker thread counts into cells of its own, which only it writes
+//! (a load and a store, never a read-modify-write another core contends
+//! for); a scrape sums every worker's cells into the families it encodes.
+//! Nothing is allocated or locked on the request path: a thread's cells
+//! are registered once, at its first count.
 
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::Duration;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::{Registry, Unit};
 
 use crate::classify::Kind;
 use crate::gate::Gate;
 use crate::protocol::Lane;
 use crate::reject::TABLE;
 
-/// Upper bounds of the latency histogram, in seconds.
+/// Upper bounds of the latency histogram, in seconds (then `+Inf`).
 const LATENCY_BOUNDS: [f64; 12] = [
     0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005,
     0.01, 0.05,
@@ -24,6 +40,12 @@ const KINDS: [Kind; 6] = [
     Kind::UnidentifiedRequest,
     Kind::Unknown,
 ];
+
+/// The content type of the Prometheus text format.
+pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4";
+/// The content type of OpenMetrics text.
+pub const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The lane a request was counted under: none when it was refused before
 /// a lane was chosen.
@@ -55,17 +77,22 @@ impl From<Lane> for LaneLabel {
     }
 }
 
+/// One worker's counts. Only its thread writes them; a scrape reads them
+/// from another. Aligned so that two workers' cells never share a cache
+/// line.
 #[derive(Default)]
-pub struct Metrics {
+#[repr(align(128))]
+struct Cells {
     /// MCP messages let through, by lane and kind.
     allowed: [[AtomicU64; KINDS.len()]; 3],
-    /// Requests to the MCP endpoint or `/validate`, whatever the outcome.
-    requests: AtomicU64,
-    latency_buckets: [AtomicU64; LATENCY_BOUNDS.len()],
-    latency_count: AtomicU64,
+    /// Requests to the MCP endpoint or `/validate` by latency bucket, the
+    /// last past every bound: together, the requests.
+    latency_buckets: [AtomicU64; LATENCY_BOUNDS.len() + 1],
     latency_sum_nanos: AtomicU64,
-    open_connections: AtomicU64,
-    /// Times a worker reached its share of `max_connections`.
+    /// Connections this worker opened and has not closed (its own closes
+    /// its own: never below zero).
+    open_connections: AtomicI64,
+    /// Times the worker reached its share of `max_connections`.
     connection_limit_reached: AtomicU64,
     bytes_in: AtomicU64,
     /// Forwarded answers handed to the answer watch, complete.
@@ -73,192 +100,518 @@ pub struct Metrics {
     answers_unedited: AtomicU64,
 }
 
+/// Adds `n` to a cell only the calling thread writes: a plain load and
+/// store, so no locked instruction and no cache line taken from another
+/// core.
+#[inline]
+fn add(cell: &AtomicU64, n: u64) {
+    cell.store(
+        cell.load(Ordering::Relaxed).wrapping_add(n),
+        Ordering::Relaxed,
+    );
+}
+
+/// Tells the [`Metrics`] apart, for a thread's cached cells.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The cells this thread counts into, and whose [`Metrics`] they
+    /// belong to.
+    static MINE: RefCell<Option<(u64, Arc<Cells>)>> = const { RefCell::new(None) };
+}
+
+pub struct Metrics {
+    id: u64,
+    /// Every thread's cells, by the thread that writes them.
+    workers: Mutex<Vec<(ThreadId, Arc<Cells>)>>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            workers: Mutex::new(Vec::new()),
+        }
+    }
+}
+
 impl Metrics {
+    /// Counts into this thread's cells.
+    #[inline]
+    fn with(&self, count: impl FnOnce(&Cells)) {
+        MINE.with(|mine| {
+            let mut mine = mine.borrow_mut();
+            match &*mine {
+                Some((id, cells)) if *id == self.id => count(cells),
+                _ => {
+                    let cells = self.register();
+                    count(&cells);
+                    *mine = Some((self.id, cells));
+                }
+            }
+        });
+    }
+
+    /// This thread's cells, made at its first count (or found again when
+    /// it counted for another [`Metrics`] since).
+    #[cold]
+    #[inline(never)]
+    fn register(&self) -> Arc<Cells> {
+        let me = std::thread::current().id();
+        let mut workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, cells)) = workers.iter().find(|(thread, _)| *thread == me) {
+            return Arc::clone(cells);
+        }
+        let cells = Arc::new(Cells::default());
+        workers.push((me, Arc::clone(&cells)));
+        cells
+    }
+
     pub fn allowed(&self, lane: LaneLabel, kind: Kind) {
         let k = KINDS
             .iter()
             .position(|k| *k == kind)
             .unwrap_or(KINDS.len() - 1);
-        self.allowed[lane as usize][k].fetch_add(1, Ordering::Relaxed);
+        self.with(|cells| add(&cells.allowed[lane as usize][k], 1));
     }
 
     pub fn request(&self, took: Duration) {
-        self.requests.fetch_add(1, Ordering::Relaxed);
         let seconds = took.as_secs_f64();
-        if let Some(bucket) = LATENCY_BOUNDS.iter().position(|bound| seconds <= *bound) {
-            self.latency_buckets[bucket].fetch_add(1, Ordering::Relaxed);
-        }
-        self.latency_count.fetch_add(1, Ordering::Relaxed);
-        self.latency_sum_nanos
-            .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+        let bucket = LATENCY_BOUNDS
+            .iter()
+            .position(|bound| seconds <= *bound)
+            .unwrap_or(LATENCY_BOUNDS.len());
+        self.with(|cells| {
+            add(&cells.latency_buckets[bucket], 1);
+            add(&cells.latency_sum_nanos, took.as_nanos() as u64);
+        });
     }
 
     pub fn connection(&self, opened: bool) {
-        if opened {
-            self.open_connections.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.open_connections.fetch_sub(1, Ordering::Relaxed);
-        }
+        let by = if opened { 1 } else { -1 };
+        self.with(|cells| {
+            let open = &cells.open_connections;
+            open.store(open.load(Ordering::Relaxed) + by, Ordering::Relaxed);
+        });
     }
 
     pub fn connection_limit_reached(&self) {
-        self.connection_limit_reached
-            .fetch_add(1, Ordering::Relaxed);
+        self.with(|cells| add(&cells.connection_limit_reached, 1));
     }
 
     pub fn bytes_in(&self, n: usize) {
-        self.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
+        self.with(|cells| add(&cells.bytes_in, n as u64));
     }
 
     pub fn answer_observed(&self) {
-        self.answers_observed.fetch_add(1, Ordering::Relaxed);
+        self.with(|cells| add(&cells.answers_observed, 1));
     }
 
     /// An answer that was to carry the gateway's additions went out as the
     /// upstream sent it (larger than the body limit, or not a result).
     pub fn answer_unedited(&self) {
-        self.answers_unedited.fetch_add(1, Ordering::Relaxed);
+        self.with(|cells| add(&cells.answers_unedited, 1));
     }
 
-    /// The exposition text (`text/plain; version=0.0.4`).
-    pub fn render(&self, gate: &Gate) -> String {
-        let rejections = gate.rejections();
-        let catalog = gate.catalog();
-        let mut out = String::with_capacity(4096);
-        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        out.push_str("# HELP mcpgate_allowed_total MCP messages let through, by lane and kind.\n");
-        out.push_str("# TYPE mcpgate_allowed_total counter\n");
-        for lane in LaneLabel::ALL {
-            for (k, kind) in KINDS.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "mcpgate_allowed_total{{lane=\"{}\",kind=\"{}\"}} {}",
-                    lane.as_str(),
-                    kind.as_str(),
-                    load(&self.allowed[lane as usize][k])
-                );
+    /// Every worker's counts summed, with the gate's own.
+    fn scrape(&self, gate: &Gate) -> Scrape {
+        let mut scrape = Scrape {
+            allowed: [[0; KINDS.len()]; 3],
+            rejections: [0; TABLE.len()],
+            log_lines_suppressed: [0; TABLE.len()],
+            latency_buckets: [0; LATENCY_BOUNDS.len() + 1],
+            latency_sum_nanos: 0,
+            open_connections: 0,
+            connection_limit_reached: 0,
+            catalog_registered: 0,
+            catalog_refused: 0,
+            output_mismatches: gate.watched().output_mismatches(),
+            catalogs_learned: gate.watched().catalogs_learned(),
+            bytes_in: 0,
+            answers_observed: 0,
+            answers_unedited: 0,
+        };
+        let sum = |total: &mut u64, cell: &AtomicU64| {
+            *total = total.wrapping_add(cell.load(Ordering::Relaxed));
+        };
+        for (_, cells) in self
+            .workers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            for (totals, row) in scrape.allowed.iter_mut().zip(&cells.allowed) {
+                for (total, cell) in totals.iter_mut().zip(row) {
+                    sum(total, cell);
+                }
             }
-        }
-        out.push_str(
-            "# HELP mcpgate_rejections_total Refusals, by the stage that refused and why.\n",
-        );
-        out.push_str("# TYPE mcpgate_rejections_total counter\n");
-        for (row, count) in rejections.snapshot() {
-            let _ = writeln!(
-                out,
-                "mcpgate_rejections_total{{rejecter=\"{}\",reason=\"{}\",status=\"{}\"}} {count}",
-                row.rejecter.as_str(),
-                row.name,
-                row.status
+            for (total, cell) in scrape
+                .latency_buckets
+                .iter_mut()
+                .zip(&cells.latency_buckets)
+            {
+                sum(total, cell);
+            }
+            sum(&mut scrape.latency_sum_nanos, &cells.latency_sum_nanos);
+            scrape.open_connections += cells.open_connections.load(Ordering::Relaxed);
+            sum(
+                &mut scrape.connection_limit_reached,
+                &cells.connection_limit_reached,
             );
+            sum(&mut scrape.bytes_in, &cells.bytes_in);
+            sum(&mut scrape.answers_observed, &cells.answers_observed);
+            sum(&mut scrape.answers_unedited, &cells.answers_unedited);
         }
-        out.push_str(
-            "# HELP mcpgate_rejection_log_suppressed_total Rejection log lines left out over each reason's budget per second.\n",
-        );
-        out.push_str("# TYPE mcpgate_rejection_log_suppressed_total counter\n");
-        for row in TABLE.iter() {
-            let _ = writeln!(
-                out,
-                "mcpgate_rejection_log_suppressed_total{{reason=\"{}\"}} {}",
-                row.name,
-                rejections.log_lines_suppressed(row.reason)
+        let rejections = gate.rejections();
+        for (i, (row, count)) in rejections.snapshot().enumerate() {
+            scrape.rejections[i] = count;
+            scrape.log_lines_suppressed[i] = rejections.log_lines_suppressed(row.reason);
+        }
+        let catalog = gate.catalog();
+        scrape.catalog_registered = catalog.len() as u64;
+        scrape.catalog_refused = catalog.refused().len() as u64;
+        scrape
+    }
+
+    /// The exposition, OpenMetrics or not, with its content type.
+    pub fn render(&self, gate: &Gate, openmetrics: bool) -> (String, &'static str) {
+        let mut registry = Registry::with_prefix("mcpgate");
+        registry.register_collector(Box::new(self.scrape(gate)));
+        let mut out = String::with_capacity(8192);
+        // Writing into a `String` cannot fail.
+        if openmetrics {
+            let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
+            (out, OPENMETRICS_CONTENT_TYPE)
+        } else {
+            let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry);
+            (out, TEXT_CONTENT_TYPE)
+        }
+    }
+}
+
+/// Whether an `Accept` value asks for OpenMetrics (as Prometheus's does,
+/// ahead of the text format): a range naming it, not at `q=0`.
+pub fn wants_openmetrics(accept: Option<&[u8]>) -> bool {
+    let Some(accept) = accept else {
+        return false;
+    };
+    accept.split(|&b| b == b',').any(|range| {
+        let mut parts = range.split(|&b| b == b';').map(<[u8]>::trim_ascii);
+        let named = parts
+            .next()
+            .is_some_and(|media| media.eq_ignore_ascii_case(b"application/openmetrics-text"));
+        let refused = parts.any(|param| {
+            param.len() > 2
+                && param[..2].eq_ignore_ascii_case(b"q=")
+                && std::str::from_utf8(&param[2..])
+                    .ok()
+                    .and_then(|q| q.trim().parse::<f64>().ok())
+                    == Some(0.0)
+        });
+        named && !refused
+    })
+}
+
+/// One scrape's sums, encoded as the families of `/metrics` in their
+/// order. Names are given without the `_total` a counter's samples take:
+/// the encoder adds it.
+#[derive(Debug)]
+struct Scrape {
+    allowed: [[u64; KINDS.len()]; 3],
+    /// In table order.
+    rejections: [u64; TABLE.len()],
+    log_lines_suppressed: [u64; TABLE.len()],
+    latency_buckets: [u64; LATENCY_BOUNDS.len() + 1],
+    latency_sum_nanos: u64,
+    open_connections: i64,
+    connection_limit_reached: u64,
+    catalog_registered: u64,
+    catalog_refused: u64,
+    output_mismatches: u64,
+    catalogs_learned: u64,
+    bytes_in: u64,
+    answers_observed: u64,
+    answers_unedited: u64,
+}
+
+/// The latency histogram from summed buckets (`prometheus-client`'s own
+/// histogram is one set of atomics observed into, not a sum).
+#[derive(Debug)]
+struct Latency<'s>(&'s Scrape);
+
+impl EncodeMetric for Latency<'_> {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::MetricEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        let scrape = self.0;
+        let bounds = LATENCY_BOUNDS.iter().copied().chain([f64::INFINITY]);
+        let buckets: Vec<(f64, u64)> = bounds.zip(scrape.latency_buckets).collect();
+        let count = scrape.latency_buckets.iter().sum();
+        encoder.encode_histogram::<prometheus_client::encoding::NoLabelSet>(
+            scrape.latency_sum_nanos as f64 / 1e9,
+            count,
+            &buckets,
+            None,
+        )
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+/// A counter family of one series.
+fn counter(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    value: u64,
+) -> Result<(), std::fmt::Error> {
+    let family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+    ConstCounter::new(value).encode(family)
+}
+
+/// A counter family of one series per label set.
+fn counters<L: EncodeLabelSet>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    series: impl Iterator<Item = (L, u64)>,
+) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+    for (labels, value) in series {
+        ConstCounter::new(value).encode(family.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
+impl Collector for Scrape {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let allowed = LaneLabel::ALL.iter().flat_map(|lane| {
+            let counts = self.allowed[*lane as usize];
+            KINDS.iter().zip(counts).map(move |(kind, value)| {
+                ([("lane", lane.as_str()), ("kind", kind.as_str())], value)
+            })
+        });
+        counters(
+            &mut encoder,
+            "allowed",
+            "MCP messages let through, by lane and kind.",
+            allowed,
+        )?;
+        let rejections = TABLE.iter().zip(self.rejections).map(|(row, value)| {
+            let labels = (
+                [("rejecter", row.rejecter.as_str()), ("reason", row.name)],
+                [("status", row.status)],
             );
+            (labels, value)
+        });
+        counters(
+            &mut encoder,
+            "rejections",
+            "Refusals, by the stage that refused and why.",
+            rejections,
+        )?;
+        let suppressed = TABLE
+            .iter()
+            .zip(self.log_lines_suppressed)
+            .map(|(row, value)| ([("reason", row.name)], value));
+        counters(
+            &mut encoder,
+            "rejection_log_suppressed",
+            "Rejection log lines left out over each reason's budget per second.",
+            suppressed,
+        )?;
+
+        let requests = self.latency_buckets.iter().sum();
+        counter(
+            &mut encoder,
+            "requests",
+            "Requests to the MCP endpoint and /validate.",
+            requests,
+        )?;
+
+        let family = encoder.encode_descriptor(
+            "request_duration",
+            "Time from a whole request to its answer.",
+            Some(&Unit::Seconds),
+            MetricType::Histogram,
+        )?;
+        Latency(self).encode(family)?;
+
+        let family = encoder.encode_descriptor(
+            "open_connections",
+            "Client connections open now.",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(self.open_connections.max(0)).encode(family)?;
+
+        counter(
+            &mut encoder,
+            "connection_limit_reached",
+            "Times a worker reached its share of max_connections and stopped accepting until a connection closed.",
+            self.connection_limit_reached,
+        )?;
+
+        let mut family = encoder.encode_descriptor(
+            "catalog_tools",
+            "Tools of the catalog in service: registered, or refused at registration.",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (state, value) in [
+            ("registered", self.catalog_registered),
+            ("refused", self.catalog_refused),
+        ] {
+            ConstGauge::new(value as i64).encode(family.encode_family(&[("state", state)])?)?;
         }
-        out.push_str("# HELP mcpgate_requests_total Requests to the MCP endpoint and /validate.\n");
-        out.push_str("# TYPE mcpgate_requests_total counter\n");
-        let _ = writeln!(out, "mcpgate_requests_total {}", load(&self.requests));
-        out.push_str(
-            "# HELP mcpgate_request_duration_seconds Time from a whole request to its answer.\n",
+
+        counter(
+            &mut encoder,
+            "tool_output_mismatches",
+            "tools/call results whose structuredContent failed the tool's outputSchema (relayed unaltered).",
+            self.output_mismatches,
+        )?;
+        counter(
+            &mut encoder,
+            "catalogs_learned",
+            "Catalogs taken from tools/list answers passing through.",
+            self.catalogs_learned,
+        )?;
+        counter(
+            &mut encoder,
+            "bytes_in",
+            "Bytes read from clients.",
+            self.bytes_in,
+        )?;
+        counter(
+            &mut encoder,
+            "answers_observed",
+            "Forwarded tools/list and tools/call answers watched in full.",
+            self.answers_observed,
+        )?;
+        counter(
+            &mut encoder,
+            "answers_unedited",
+            "Answers relayed without the capability or _meta the gateway adds: over the body limit, or not a result.",
+            self.answers_unedited,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::GateConfig;
+
+    fn series(text: &str, name: &str) -> Option<u64> {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    #[test]
+    fn the_workers_counts_are_summed_at_a_scrape() {
+        let gate = Gate::new(GateConfig::default()).unwrap();
+        let metrics = Metrics::default();
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    for _ in 0..100 {
+                        metrics.allowed(LaneLabel::Modern, Kind::Request);
+                        metrics.request(Duration::from_micros(3));
+                    }
+                    metrics.request(Duration::from_secs(1));
+                    metrics.connection(true);
+                    metrics.bytes_in(10);
+                });
+            }
+        });
+        metrics.connection(true);
+        metrics.connection(false);
+        assert_eq!(
+            metrics.workers.lock().unwrap().len(),
+            4,
+            "one set of cells a thread"
         );
-        out.push_str("# TYPE mcpgate_request_duration_seconds histogram\n");
-        let mut cumulative = 0;
-        for (bound, bucket) in LATENCY_BOUNDS.iter().zip(&self.latency_buckets) {
-            cumulative += load(bucket);
-            let _ = writeln!(
-                out,
-                "mcpgate_request_duration_seconds_bucket{{le=\"{bound}\"}} {cumulative}"
-            );
+        let (text, content_type) = metrics.render(&gate, false);
+        assert_eq!(content_type, TEXT_CONTENT_TYPE);
+        for (name, value) in [
+            (
+                "mcpgate_allowed_total{lane=\"modern\",kind=\"request\"}",
+                300,
+            ),
+            ("mcpgate_allowed_total{lane=\"legacy\",kind=\"request\"}", 0),
+            ("mcpgate_requests_total", 303),
+            ("mcpgate_request_duration_seconds_count", 303),
+            ("mcpgate_request_duration_seconds_bucket{le=\"5e-06\"}", 300),
+            ("mcpgate_request_duration_seconds_bucket{le=\"0.05\"}", 300),
+            ("mcpgate_request_duration_seconds_bucket{le=\"+Inf\"}", 303),
+            ("mcpgate_open_connections", 3),
+            ("mcpgate_bytes_in_total", 30),
+        ] {
+            assert_eq!(series(&text, name), Some(value), "{name}");
         }
-        let count = load(&self.latency_count);
-        let _ = writeln!(
-            out,
-            "mcpgate_request_duration_seconds_bucket{{le=\"+Inf\"}} {count}"
+        assert!(text.contains("# TYPE mcpgate_requests_total counter\n"));
+        assert!(!text.contains("# EOF"));
+    }
+
+    #[test]
+    fn openmetrics_names_the_counter_families_without_total_and_ends_with_eof() {
+        let gate = Gate::new(GateConfig::default()).unwrap();
+        let metrics = Metrics::default();
+        metrics.request(Duration::from_millis(2));
+        let (text, content_type) = metrics.render(&gate, true);
+        assert_eq!(content_type, OPENMETRICS_CONTENT_TYPE);
+        assert!(text.contains("# TYPE mcpgate_requests counter\n"));
+        assert_eq!(series(&text, "mcpgate_requests_total"), Some(1));
+        assert!(text.contains("# UNIT mcpgate_request_duration_seconds seconds\n"));
+        assert_eq!(
+            series(
+                &text,
+                "mcpgate_request_duration_seconds_bucket{le=\"0.0025\"}"
+            ),
+            Some(1)
         );
-        let _ = writeln!(
-            out,
-            "mcpgate_request_duration_seconds_sum {}",
-            load(&self.latency_sum_nanos) as f64 / 1e9
+        assert_eq!(
+            series(
+                &text,
+                "mcpgate_rejections_total{rejecter=\"wire\",reason=\"unknown_path\",status=\"404\"}"
+            ),
+            Some(0)
         );
-        let _ = writeln!(out, "mcpgate_request_duration_seconds_count {count}");
-        out.push_str("# HELP mcpgate_open_connections Client connections open now.\n");
-        out.push_str("# TYPE mcpgate_open_connections gauge\n");
-        let _ = writeln!(
-            out,
-            "mcpgate_open_connections {}",
-            load(&self.open_connections)
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn a_thread_counting_for_two_metrics_keeps_their_counts_apart() {
+        let gate = Gate::new(GateConfig::default()).unwrap();
+        let (one, two) = (Metrics::default(), Metrics::default());
+        one.bytes_in(1);
+        two.bytes_in(2);
+        one.bytes_in(4);
+        assert_eq!(one.workers.lock().unwrap().len(), 1);
+        assert_eq!(
+            series(&one.render(&gate, false).0, "mcpgate_bytes_in_total"),
+            Some(5)
         );
-        out.push_str(
-            "# HELP mcpgate_connection_limit_reached_total Times a worker reached its share of max_connections and stopped accepting until a connection closed.\n",
+        assert_eq!(
+            series(&two.render(&gate, false).0, "mcpgate_bytes_in_total"),
+            Some(2)
         );
-        out.push_str("# TYPE mcpgate_connection_limit_reached_total counter\n");
-        let _ = writeln!(
-            out,
-            "mcpgate_connection_limit_reached_total {}",
-            load(&self.connection_limit_reached)
-        );
-        out.push_str(
-            "# HELP mcpgate_catalog_tools Tools of the catalog in service: registered, or refused at registration.\n",
-        );
-        out.push_str("# TYPE mcpgate_catalog_tools gauge\n");
-        let _ = writeln!(
-            out,
-            "mcpgate_catalog_tools{{state=\"registered\"}} {}",
-            catalog.len()
-        );
-        let _ = writeln!(
-            out,
-            "mcpgate_catalog_tools{{state=\"refused\"}} {}",
-            catalog.refused().len()
-        );
-        out.push_str(
-            "# HELP mcpgate_tool_output_mismatches_total tools/call results whose structuredContent failed the tool's outputSchema (relayed unaltered).\n",
-        );
-        out.push_str("# TYPE mcpgate_tool_output_mismatches_total counter\n");
-        let _ = writeln!(
-            out,
-            "mcpgate_tool_output_mismatches_total {}",
-            gate.watched().output_mismatches()
-        );
-        out.push_str(
-            "# HELP mcpgate_catalogs_learned_total Catalogs taken from tools/list answers passing through.\n",
-        );
-        out.push_str("# TYPE mcpgate_catalogs_learned_total counter\n");
-        let _ = writeln!(
-            out,
-            "mcpgate_catalogs_learned_total {}",
-            gate.watched().catalogs_learned()
-        );
-        out.push_str("# HELP mcpgate_bytes_in_total Bytes read from clients.\n");
-        out.push_str("# TYPE mcpgate_bytes_in_total counter\n");
-        let _ = writeln!(out, "mcpgate_bytes_in_total {}", load(&self.bytes_in));
-        out.push_str(
-            "# HELP mcpgate_answers_observed_total Forwarded tools/list and tools/call answers watched in full.\n",
-        );
-        out.push_str("# TYPE mcpgate_answers_observed_total counter\n");
-        let _ = writeln!(
-            out,
-            "mcpgate_answers_observed_total {}",
-            load(&self.answers_observed)
-        );
-        out.push_str(
-            "# HELP mcpgate_answers_unedited_total Answers relayed without the capability or _meta the gateway adds: over the body limit, or not a result.\n",
-        );
-        out.push_str("# TYPE mcpgate_answers_unedited_total counter\n");
-        let _ = writeln!(
-            out,
-            "mcpgate_answers_unedited_total {}",
-            load(&self.answers_unedited)
-        );
-        out
+    }
+
+    #[test]
+    fn openmetrics_is_served_to_an_accept_that_names_it() {
+        let prometheus = b"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        assert!(wants_openmetrics(Some(prometheus)));
+        assert!(wants_openmetrics(Some(b"Application/OpenMetrics-Text")));
+        assert!(!wants_openmetrics(Some(
+            b"application/openmetrics-text; q=0"
+        )));
+        assert!(!wants_openmetrics(Some(b"text/plain;version=0.0.4")));
+        assert!(!wants_openmetrics(Some(b"*/*")));
+        assert!(!wants_openmetrics(None));
     }
 }

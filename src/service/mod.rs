@@ -5,7 +5,7 @@
 //! | `POST <endpoint>` (default `/mcp`) | the MCP endpoint: wire checks, then the gate, then the upstream (when one is configured); other methods 405 |
 //! | `GET`/`DELETE <endpoint>` | legacy lane with an upstream: the event stream and the end of a session, forwarded after the wire checks; 405 otherwise |
 //! | `POST /validate` | the verdict service: the client's body and headers in, `204` or the exact rejection out |
-//! | `GET /metrics` | Prometheus text |
+//! | `GET /metrics` | Prometheus text, or OpenMetrics when `Accept` asks for it |
 //! | `GET /healthz` | `200 ok` |
 //! | `GET /.well-known/oauth-protected-resource[<endpoint>]` | with OAuth: the protected-resource metadata (RFC 9728); `404` otherwise |
 //! | `/_noop` | only with `bench_noop_route`: `204` without reading anything, the load benchmark's floor (else `404` like any unknown path) |
@@ -555,9 +555,11 @@ impl Service for McpService {
                 None => self.refuse(Reason::UnknownPath, "Not Found: no such path"),
             },
             Route::Metrics => {
+                let openmetrics = metrics::wants_openmetrics(head.header("Accept"));
+                let (body, content_type) = self.metrics.render(&self.gate, openmetrics);
                 let mut response = Response::empty(200);
-                response.content_type = Some("text/plain; version=0.0.4");
-                response.body = self.metrics.render(&self.gate).into_bytes().into();
+                response.content_type = Some(content_type);
+                response.body = body.into_bytes().into();
                 response
             }
             Route::Health => {
