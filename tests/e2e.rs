@@ -466,7 +466,6 @@ fn valid_add_call() -> Vec<u8> {
 
 #[test]
 #[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
-
 fn official_clients_list_and_call_tools_through_the_gateway() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -543,7 +542,6 @@ fn a_miscased_key_and_a_scalar_for_an_array_reach_the_upstream_in_canonical_form
 
 #[test]
 #[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
-
 fn progress_streams_through_the_gateway_one_step_at_a_time() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -563,7 +561,6 @@ fn progress_streams_through_the_gateway_one_step_at_a_time() {
 
 #[test]
 #[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
-
 fn wrong_typed_call_gets_the_gateway_tool_dialect_answer_and_never_reaches_the_upstream() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -617,7 +614,6 @@ fn wrong_typed_call_gets_the_gateway_tool_dialect_answer_and_never_reaches_the_u
 
 #[test]
 #[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
-
 fn header_mismatch_is_refused_with_32020_before_the_upstream() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -642,7 +638,6 @@ fn header_mismatch_is_refused_with_32020_before_the_upstream() {
 
 #[test]
 #[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
-
 fn killed_upstream_gets_502_and_the_gateway_serves_again_once_it_is_back() {
     let _peers = require_peers!();
     let port = free_port();
@@ -690,7 +685,6 @@ fn killed_upstream_gets_502_and_the_gateway_serves_again_once_it_is_back() {
 
 #[test]
 #[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
-
 fn legacy_sessions_and_sse_from_server_everything_pass_through_the_gateway() {
     let _peers = require_peers!();
     let everything = start_everything();
@@ -715,7 +709,6 @@ fn legacy_sessions_and_sse_from_server_everything_pass_through_the_gateway() {
 
 #[test]
 #[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
-
 fn conformance_through_the_gateway_loses_no_check_and_passes_header_validation() {
     let _peers = require_peers!(exclusive);
     let upstream = start_upstream(0);
@@ -744,7 +737,6 @@ fn conformance_through_the_gateway_loses_no_check_and_passes_header_validation()
 
 #[test]
 #[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
-
 fn two_gateways_behind_haproxy_answer_200_calls_and_share_them() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
