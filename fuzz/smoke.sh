@@ -8,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# The budget per target: its default is set here only (`.ci/run` passes
+# none of its own).
 seconds="${FUZZ_SECONDS:-60}"
 toolchain="${FUZZ_TOOLCHAIN:-nightly}"
 targets=("$@")

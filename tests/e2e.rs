@@ -29,19 +29,15 @@ use serde_json::{Value, json};
 /// others share it, so on a 2-core machine it never runs beside them.
 static SUITE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
-/// Returns from the test when the peers are not installed; otherwise
-/// evaluates to a guard of `SUITE` (shared, or `exclusive`).
+/// Fails the test when the peers are not installed; otherwise evaluates to
+/// a guard of `SUITE` (shared, or `exclusive`).
 macro_rules! require_peers {
     () => {{
-        if !peers_installed() {
-            return;
-        }
+        require_peers();
         SUITE.read().unwrap_or_else(|e| e.into_inner())
     }};
     (exclusive) => {{
-        if !peers_installed() {
-            return;
-        }
+        require_peers();
         SUITE.write().unwrap_or_else(|e| e.into_inner())
     }};
 }
@@ -98,6 +94,7 @@ fn assert_incremental_progress(lines: &[Value], steps: u64) {
 // ---- the peers on their own --------------------------------------------------
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn official_client_pinned_to_2026_07_28_lists_and_calls_the_upstream_tools() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -136,6 +133,7 @@ fn official_client_pinned_to_2026_07_28_lists_and_calls_the_upstream_tools() {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn upstream_progress_arrives_one_acknowledged_step_at_a_time() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -149,6 +147,7 @@ fn upstream_progress_arrives_one_acknowledged_step_at_a_time() {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn upstream_holds_the_next_progress_step_until_the_last_one_is_acknowledged() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -175,6 +174,7 @@ fn upstream_holds_the_next_progress_step_until_the_last_one_is_acknowledged() {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn upstream_answers_a_wrong_typed_call_itself_and_counts_it() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -192,6 +192,7 @@ fn upstream_answers_a_wrong_typed_call_itself_and_counts_it() {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn upstream_refuses_an_mcp_name_that_differs_from_the_body_with_32020() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -202,6 +203,7 @@ fn upstream_refuses_an_mcp_name_that_differs_from_the_body_with_32020() {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn legacy_client_keeps_a_session_and_streams_progress_with_server_everything() {
     let _peers = require_peers!();
     let everything = start_everything();
@@ -235,6 +237,7 @@ fn legacy_client_keeps_a_session_and_streams_progress_with_server_everything() {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn legacy_client_is_served_by_the_upstream_stateless_fallback() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -252,6 +255,7 @@ fn legacy_client_is_served_by_the_upstream_stateless_fallback() {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn python_client_lists_and_calls_the_upstream_tools() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -269,6 +273,7 @@ fn python_client_lists_and_calls_the_upstream_tools() {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn python_client_in_legacy_mode_talks_to_server_everything() {
     let _peers = require_peers!();
     let everything = start_everything();
@@ -287,6 +292,7 @@ fn python_client_in_legacy_mode_talks_to_server_everything() {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn conformance_suite_against_the_upstream_fails_only_the_listed_checks() {
     let _peers = require_peers!(exclusive);
     let upstream = start_upstream(0);
@@ -381,6 +387,7 @@ impl Drop for TempDir {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn official_client_with_a_bearer_token_lists_its_permitted_tools_and_gets_403_without_a_tools_scope()
  {
     let _peers = require_peers!();
@@ -458,7 +465,7 @@ fn valid_add_call() -> Vec<u8> {
 }
 
 #[test]
-
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn official_clients_list_and_call_tools_through_the_gateway() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -500,6 +507,7 @@ fn official_clients_list_and_call_tools_through_the_gateway() {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn a_miscased_key_and_a_scalar_for_an_array_reach_the_upstream_in_canonical_form() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -533,7 +541,7 @@ fn a_miscased_key_and_a_scalar_for_an_array_reach_the_upstream_in_canonical_form
 }
 
 #[test]
-
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn progress_streams_through_the_gateway_one_step_at_a_time() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -552,7 +560,7 @@ fn progress_streams_through_the_gateway_one_step_at_a_time() {
 }
 
 #[test]
-
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn wrong_typed_call_gets_the_gateway_tool_dialect_answer_and_never_reaches_the_upstream() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -605,7 +613,7 @@ fn wrong_typed_call_gets_the_gateway_tool_dialect_answer_and_never_reaches_the_u
 }
 
 #[test]
-
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn header_mismatch_is_refused_with_32020_before_the_upstream() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);
@@ -629,7 +637,7 @@ fn header_mismatch_is_refused_with_32020_before_the_upstream() {
 }
 
 #[test]
-
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn killed_upstream_gets_502_and_the_gateway_serves_again_once_it_is_back() {
     let _peers = require_peers!();
     let port = free_port();
@@ -676,7 +684,7 @@ fn killed_upstream_gets_502_and_the_gateway_serves_again_once_it_is_back() {
 }
 
 #[test]
-
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn legacy_sessions_and_sse_from_server_everything_pass_through_the_gateway() {
     let _peers = require_peers!();
     let everything = start_everything();
@@ -700,7 +708,7 @@ fn legacy_sessions_and_sse_from_server_everything_pass_through_the_gateway() {
 }
 
 #[test]
-
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn conformance_through_the_gateway_loses_no_check_and_passes_header_validation() {
     let _peers = require_peers!(exclusive);
     let upstream = start_upstream(0);
@@ -728,7 +736,7 @@ fn conformance_through_the_gateway_loses_no_check_and_passes_header_validation()
 }
 
 #[test]
-
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn two_gateways_behind_haproxy_answer_200_calls_and_share_them() {
     let _peers = require_peers!();
     let upstream = start_upstream(0);

@@ -71,10 +71,9 @@ fn start_frontend(upstream: &Peer) -> Peer {
 }
 
 #[test]
+#[ignore = "needs the end-to-end peers: bash e2e/setup.sh"]
 fn the_axum_example_gates_what_the_official_client_sends_before_the_upstream() {
-    if !peers_installed() {
-        return;
-    }
+    require_peers();
     let upstream = start_upstream(0);
     let frontend = start_frontend(&upstream);
     let url = frontend.url("/mcp");

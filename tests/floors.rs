@@ -1,7 +1,9 @@
 //! `benches/floors.py`, the checker `.ci/run` runs after the short benches:
 //! it must fail on a ratio below its floor and on a benchmark the run did
 //! not measure, and pass otherwise. Fed a criterion output directory and
-//! `gate_paired` results made here, so no benchmark runs.
+//! `gate_paired` results made here, so no benchmark runs. The checker is a
+//! Python script: these tests need `python3`, like `.ci/run` itself, and
+//! fail without it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -97,7 +99,7 @@ impl Criterion {
         self
     }
 
-    fn check(&self, since: Option<&Path>) -> Option<Output> {
+    fn check(&self, since: Option<&Path>) -> Output {
         let mut command = Command::new("python3");
         command
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/floors.py"))
@@ -110,17 +112,9 @@ impl Criterion {
         if let Some(since) = since {
             command.arg("--since").arg(since);
         }
-        match command.output() {
-            Ok(output) => Some(output),
-            Err(error) => {
-                assert!(
-                    std::env::var_os("MCPGATE_REQUIRE_E2E").is_none(),
-                    "python3 is needed for benches/floors.py: {error}"
-                );
-                eprintln!("SKIPPED: python3 not found ({error}); benches/floors.py not checked");
-                None
-            }
-        }
+        command
+            .output()
+            .unwrap_or_else(|error| panic!("python3 is needed for benches/floors.py: {error}"))
     }
 }
 
@@ -130,17 +124,16 @@ impl Drop for Criterion {
     }
 }
 
-/// What the checker printed, its exit code asserted to be `code`; `None`
-/// where it could not run (see [`Criterion::check`]).
-fn checked(run: &Criterion, since: Option<&Path>, code: i32) -> Option<String> {
-    let output = run.check(since)?;
+/// What the checker printed, its exit code asserted to be `code`.
+fn checked(run: &Criterion, since: Option<&Path>, code: i32) -> String {
+    let output = run.check(since);
     let shown = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
     assert_eq!(output.status.code(), Some(code), "{shown}");
-    Some(shown)
+    shown
 }
 
 #[test]
@@ -150,9 +143,7 @@ fn ratios_at_or_above_their_floors_pass_and_the_times_are_printed() {
         .result("gate/case/baseline", Some(400.0), 380.0)
         .result("gate/items/check/10", Some(1000.0), 1000.0)
         .result("gate/items/check/100", Some(12_000.0), 12_000.0);
-    let Some(shown) = checked(&run, None, 0) else {
-        return;
-    };
+    let shown = checked(&run, None, 0);
     // The slope decides where there is one: 400 / 100, not 380 / 120.
     assert!(
         shown.contains("| fast against baseline | 100 ns | 400 ns | 4.00× | 3.0 | ok |"),
@@ -171,9 +162,7 @@ fn a_ratio_below_its_floor_fails_naming_it() {
         .result("gate/case/baseline", None, 400.0)
         .result("gate/items/check/10", Some(1000.0), 1000.0)
         .result("gate/items/check/100", Some(10_000.0), 10_000.0);
-    let Some(shown) = checked(&run, None, 1) else {
-        return;
-    };
+    let shown = checked(&run, None, 1);
     assert!(
         shown.contains("| fast against baseline | 200 ns | 400 ns | 2.00× | 3.0 | BELOW FLOOR |"),
         "{shown}"
@@ -187,9 +176,7 @@ fn a_benchmark_not_measured_in_this_run_fails() {
     run.result("gate/case/check", Some(100.0), 100.0)
         .result("gate/case/baseline", Some(400.0), 400.0)
         .result("gate/items/check/10", Some(1000.0), 1000.0);
-    let Some(shown) = checked(&run, None, 1) else {
-        return;
-    };
+    let shown = checked(&run, None, 1);
     assert!(
         shown.contains("not measured: gate/items/check/100"),
         "{shown}"
@@ -200,9 +187,7 @@ fn a_benchmark_not_measured_in_this_run_fails() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     let start = run.dir.join("start");
     fs::write(&start, "").unwrap();
-    let Some(shown) = checked(&run, Some(&start), 1) else {
-        return;
-    };
+    let shown = checked(&run, Some(&start), 1);
     assert!(
         shown.contains("not measured: gate/case/check, gate/case/baseline"),
         "{shown}"
@@ -217,9 +202,7 @@ fn a_floors_file_without_a_floor_is_refused() {
         "[[ratio]]\nname = \"x\"\nsubject = \"a\"\nbaseline = \"b\"\n",
     )
     .unwrap();
-    let Some(shown) = checked(&run, None, 2) else {
-        return;
-    };
+    let shown = checked(&run, None, 2);
     assert!(shown.contains("a ratio has no 'floor'"), "{shown}");
 }
 
@@ -241,9 +224,7 @@ fn a_paired_ratio_is_the_median_of_the_pairs_read_from_the_subject() {
             ("refusal", 250.0),
             2.5,
         );
-    let Some(shown) = checked(&run, None, 1) else {
-        return;
-    };
+    let shown = checked(&run, None, 1);
     assert!(
         shown.contains("| check against baseline, paired | 100 ns | 400 ns | 4.20× | 3.0 | ok |"),
         "{shown}"
@@ -262,9 +243,7 @@ fn a_paired_ratio_is_the_median_of_the_pairs_read_from_the_subject() {
         ("refusal", 180.0),
         1.8,
     );
-    let Some(shown) = checked(&run, None, 0) else {
-        return;
-    };
+    let shown = checked(&run, None, 0);
     assert!(shown.contains("| 0.56× | 0.5 | ok |"), "{shown}");
 }
 
@@ -289,9 +268,7 @@ floor = 0.8
         ("check/100", 9_500.0),
         9.5,
     );
-    let Some(shown) = checked(&run, None, 0) else {
-        return;
-    };
+    let shown = checked(&run, None, 0);
     assert!(
         shown.contains("| linear, paired | 9.5 µs | 1 µs | 1.05× | 0.8 | ok |"),
         "{shown}"
@@ -304,9 +281,7 @@ floor = 0.8
         ("check/100", 20_000.0),
         20.0,
     );
-    let Some(shown) = checked(&run, None, 1) else {
-        return;
-    };
+    let shown = checked(&run, None, 1);
     assert!(
         shown.contains("| linear, paired | 20 µs | 1 µs | 0.50× | 0.8 | BELOW FLOOR |"),
         "{shown}"
@@ -322,9 +297,7 @@ fn a_paired_ratio_not_written_in_this_run_or_without_its_call_fails() {
         ("refused", 180.0),
         1.8,
     );
-    let Some(shown) = checked(&run, None, 1) else {
-        return;
-    };
+    let shown = checked(&run, None, 1);
     assert!(
         shown.contains("not measured: gate/case/paired |"),
         "{shown}"
@@ -351,9 +324,7 @@ fn a_paired_ratio_not_written_in_this_run_or_without_its_call_fails() {
         ("refusal", 180.0),
         1.8,
     );
-    let Some(shown) = checked(&run, Some(&start), 1) else {
-        return;
-    };
+    let shown = checked(&run, Some(&start), 1);
     assert!(
         shown.contains("not measured: gate/case/paired |"),
         "{shown}"
@@ -365,17 +336,13 @@ fn a_paired_ratio_not_written_in_this_run_or_without_its_call_fails() {
 fn a_paired_entry_without_its_pair_is_refused() {
     let run = Criterion::new("paired-malformed");
     run.floors("[[paired]]\nname = \"x\"\nsubject = \"a\"\nbaseline = \"b\"\nfloor = 1.0\n");
-    let Some(shown) = checked(&run, None, 2) else {
-        return;
-    };
+    let shown = checked(&run, None, 2);
     assert!(shown.contains("a paired has no 'paired'"), "{shown}");
 
     run.floors(
         "[[paired]]\nname = \"x\"\npaired = \"p\"\nsubject = \"a\"\nbaseline = \"a\"\nfloor = 1.0\n",
     );
-    let Some(shown) = checked(&run, None, 2) else {
-        return;
-    };
+    let shown = checked(&run, None, 2);
     assert!(
         shown.contains("a paired compares 'a' with itself"),
         "{shown}"

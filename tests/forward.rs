@@ -1541,14 +1541,16 @@ fn initialize_and_server_discover_results_advertise_the_envelope_contract() {
     );
     assert_eq!(capabilities["experimental"]["com.example/x"], json!({}));
     assert_eq!(capabilities["tools"], json!({}));
-    if let Some(spec) = official_spec("the check against the official InitializeResult") {
+    if reference_checks() {
+        let spec = official_spec();
         let official = read_json(&spec.join("2025-11-25").join("schema.json"));
         let result =
             mcpgate::unstable::protocol::root_schema(&official, "InitializeResult").unwrap();
         let result = jsonschema::draft202012::new(&result).unwrap();
         assert!(result.is_valid(&answer["result"]), "{answer}");
     }
-    if let Some(oracle) = envelope_oracle("the check of the advertised error kinds") {
+    if reference_checks() {
+        let oracle = envelope_oracle();
         let schema = read_json(&oracle.join("schemas/error-envelope.schema.json"));
         let kinds = schema["properties"]["error_kind"]["enum"]
             .as_array()
@@ -1571,7 +1573,8 @@ fn initialize_and_server_discover_results_advertise_the_envelope_contract() {
     );
     // The official example, whose capabilities have no `experimental`
     // object: one is added, and the result still validates.
-    if let Some(spec) = official_spec("the check against the official DiscoverResult") {
+    if reference_checks() {
+        let spec = official_spec();
         let revision = spec.join("2026-07-28");
         let example =
             read_json(&revision.join("examples/DiscoverResult/server-capabilities-discovery.json"));
@@ -1747,3 +1750,8 @@ fn integers_beyond_64_bits_reach_the_upstream_only_when_within_a_bound_as_large(
     let received: Vec<Vec<u8>> = upstream.received().into_iter().map(|r| r.body).collect();
     assert_eq!(received, forwarded);
 }
+
+against_reference!(
+    with_normalization_meta_the_answer_tells_what_was_normalized_and_the_upstreams_rate_limit,
+    initialize_and_server_discover_results_advertise_the_envelope_contract,
+);

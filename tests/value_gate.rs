@@ -1,9 +1,10 @@
 //! The value gate: tool arguments against the catalog's input roots,
 //! answered in the tool dialect with the error envelope of the contract in
 //! `../shared/oracles/openbridge-envelope/`. The contract's schema and
-//! mapping and the official `CallToolResult` are reference data: without
-//! them those checks print `SKIPPED` and the project's own assertions on
-//! every answer still run (`tests/support/mod.rs`).
+//! mapping and the official `CallToolResult` are reference data: the
+//! project's own assertions on every answer run without them, and the
+//! ignored twins (`against_reference::…`) hold the same answers to them
+//! (`tests/support/mod.rs`).
 
 #[path = "support/bodies.rs"]
 mod bodies;
@@ -63,7 +64,8 @@ fn envelope_of(verdict: Verdict<'_>) -> Value {
 }
 
 fn check_tool_answer(answer: &Value, revision: &str) {
-    if let Some(spec) = official_spec("the check against the official CallToolResult") {
+    if reference_checks() {
+        let spec = official_spec();
         let official = read_json(&spec.join(revision).join("schema.json"));
         let result = mcpgate::unstable::protocol::root_schema(&official, "CallToolResult").unwrap();
         let result = jsonschema::draft202012::new(&result).unwrap();
@@ -152,7 +154,7 @@ fn valid_calls_of_every_realistic_tool_are_allowed() {
 }
 
 #[test]
-fn the_code_table_is_the_contracts_mapping() {
+fn the_code_table_has_a_hint_and_an_upper_snake_code_for_each_keyword() {
     // Our own: one entry per keyword, each code in UPPER_SNAKE_CASE.
     let keywords: BTreeSet<&str> = TOOL_ERROR_CODES.iter().map(|c| c.keyword).collect();
     assert_eq!(keywords.len(), TOOL_ERROR_CODES.len());
@@ -160,11 +162,12 @@ fn the_code_table_is_the_contracts_mapping() {
         assert!(is_upper_snake(code.code), "{}", code.code);
         assert!(!code.hint.is_empty(), "{}", code.code);
     }
-    // The contract's.
-    let Some(oracle) = envelope_oracle("the comparison with the contract's error-code mapping")
-    else {
-        return;
-    };
+}
+
+#[test]
+#[ignore = "needs ../shared (the error-envelope oracle)"]
+fn the_code_table_is_the_contracts_mapping() {
+    let oracle = envelope_oracle();
     let mapping = read_json(&oracle.join("schemas/jsonschema_error_codes.json"));
     let entries = mapping["mapping"].as_object().unwrap();
     assert_eq!(entries.len(), TOOL_ERROR_CODES.len());
@@ -1214,3 +1217,27 @@ fn integers_beyond_64_bits_meet_small_bounds_exactly_and_are_refused_where_the_s
         "value is an integer beyond 64 bits, refused where the schema compares numbers that large"
     );
 }
+
+against_reference!(
+    every_error_code_is_produced_by_a_call_breaking_its_keyword,
+    the_gates_report_missing_properties_then_unknown_keys_then_values,
+    a_required_key_inside_a_property_is_answered_with_the_other_value_problems,
+    hints_name_near_misses_case_slips_allowed_values_and_missing_properties,
+    an_enum_hint_lists_the_values_of_the_enum_that_refused_the_value,
+    a_limit_or_format_hint_names_the_bound_of_the_schema_that_refused_the_value,
+    a_detail_points_at_its_location_as_rfc_6901_writes_it_cut_past_the_echo_bound,
+    an_unknown_tool_is_refused_naming_it_or_forwarded_by_policy,
+    a_gate_awaiting_its_catalog_refuses_calls_503_until_it_is_set,
+    a_hundred_thousand_wrong_items_give_a_bounded_answer,
+    no_answer_quotes_a_sent_value_beyond_the_echo_bound,
+    mcp_param_headers_must_mirror_the_annotated_arguments,
+    closing_objects_is_a_registration_option,
+    a_call_without_arguments_is_checked_as_an_empty_object,
+    the_legacy_lane_gets_the_dialect_of_its_revision,
+    a_catalog_swapped_in_serves_the_next_call,
+    a_body_at_the_limit_full_of_wrong_items_is_explained_in_one_walk_rendering_ten_locations,
+    a_wrong_leaf_deep_in_a_recursive_tree_is_named_alone,
+    optional_items_of_the_wrong_type_name_what_was_allowed,
+    integers_beyond_64_bits_are_judged_by_their_exact_value_against_bounds_as_large,
+    integers_beyond_64_bits_meet_small_bounds_exactly_and_are_refused_where_the_schema_compares_large_ones,
+);

@@ -2,77 +2,101 @@
 //!
 //! The official MCP schemas and examples and the error-envelope oracle are
 //! reference data from outside the project, read from `../shared` (or
-//! `MCPGATE_SHARED_DIR`). A fresh clone has no such folder: the checks
-//! against it then print `SKIPPED: …` and the rest of each test still runs
-//! on the project's own fixtures. `.ci/run` sets `MCPGATE_REQUIRE_SHARED`,
-//! under which a missing folder fails instead, so CI never passes without
-//! the comparison.
+//! `MCPGATE_SHARED_DIR`). A fresh clone has no such folder, so no plain
+//! test reads it: the comparisons with it are tests of their own, ignored
+//! unless asked for (`cargo test -- --include-ignored`), and an ignored
+//! test that runs without the folder fails, saying so. Where a test holds
+//! every answer it gets to the reference data as well as to the project's
+//! own assertions, its ignored twin ([`against_reference!`]) runs the same
+//! body again with those checks on ([`reference_checks`]).
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use mcpgate::{Catalog, CatalogOptions, Reason};
 use serde_json::{Value, json};
 
 /// Where the reference data is looked for: `MCPGATE_SHARED_DIR`, else
-/// `../shared` beside the manifest. It may be absent (see [`official_spec`]).
+/// `../shared` beside the manifest.
 pub fn shared_dir() -> PathBuf {
     std::env::var_os("MCPGATE_SHARED_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
 }
 
-/// Whether the variable `name` is set to something other than empty or `0`.
-pub fn env_flag(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
-/// Set by `.ci/run`: missing reference data fails rather than skips.
-pub const REQUIRE_SHARED: &str = "MCPGATE_REQUIRE_SHARED";
-
-/// `sub` of the reference folder when it is there. When it is not: panics
-/// under [`REQUIRE_SHARED`], else prints why `skipped` does not run and
-/// returns `None` (the caller returns early or leaves that part out).
-fn reference(sub: &str, what: &str, skipped: &str) -> Option<PathBuf> {
+/// `sub` of the reference folder; fails the test when it is absent (only
+/// ignored tests get here, run on purpose).
+fn reference(sub: &str, what: &str) -> PathBuf {
     let dir = shared_dir();
     let path = dir.join(sub);
-    if path.is_dir() {
-        return Some(path);
-    }
-    let why = format!(
-        "{what} not found in {}; set MCPGATE_SHARED_DIR to run {skipped}",
+    assert!(
+        path.is_dir(),
+        "{what} not found in {}: this test needs the reference folder (../shared, or \
+         MCPGATE_SHARED_DIR); a plain `cargo test` leaves it out as ignored",
         dir.display()
     );
-    assert!(
-        !env_flag(REQUIRE_SHARED),
-        "{why} ({REQUIRE_SHARED} is set: missing reference data is a failure)"
-    );
-    // Once per test (libtest runs each test on its own thread), however
-    // many of its checks are left out.
-    thread_local!(static SAID: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) });
-    SAID.with_borrow_mut(|said| {
-        if !said.contains(&why) {
-            eprintln!("SKIPPED: {why}");
-            said.push(why);
-        }
-    });
-    None
+    path
 }
 
-/// `<shared>/mcp-spec` (the official schemas and examples), or `None` after
-/// saying that `skipped` does not run.
-pub fn official_spec(skipped: &str) -> Option<PathBuf> {
-    reference("mcp-spec", "official MCP schemas", skipped)
+/// `<shared>/mcp-spec`: the official schemas and examples.
+pub fn official_spec() -> PathBuf {
+    reference("mcp-spec", "official MCP schemas (mcp-spec/)")
 }
 
-/// `<shared>/oracles/openbridge-envelope` (the error-envelope contract), or
-/// `None` after saying that `skipped` does not run.
-pub fn envelope_oracle(skipped: &str) -> Option<PathBuf> {
+/// `<shared>/oracles/openbridge-envelope`: the error-envelope contract.
+pub fn envelope_oracle() -> PathBuf {
     reference(
         "oracles/openbridge-envelope",
-        "the error-envelope oracle (oracles/openbridge-envelope)",
-        skipped,
+        "the error-envelope oracle (oracles/openbridge-envelope/)",
     )
+}
+
+thread_local! {
+    /// Set while a twin of [`against_reference!`] runs its test's body.
+    static REFERENCE_CHECKS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the running test holds what it checks to the reference data
+/// too: only in the twins of [`against_reference!`], so a plain test never
+/// reads the reference folder.
+pub fn reference_checks() -> bool {
+    REFERENCE_CHECKS.get()
+}
+
+/// Runs `test` with [`reference_checks`] on (for this thread, until it
+/// returns or fails). Fails first when the reference data is absent, so
+/// that a property test does not record the failure as a case of its own.
+pub fn with_reference_checks(test: fn()) {
+    official_spec();
+    envelope_oracle();
+    struct Off;
+    impl Drop for Off {
+        fn drop(&mut self) {
+            REFERENCE_CHECKS.set(false);
+        }
+    }
+    REFERENCE_CHECKS.set(true);
+    let _off = Off;
+    test();
+}
+
+/// For each test named, an ignored twin `against_reference::NAME` that runs
+/// it again with its answers held to the reference data as well
+/// ([`with_reference_checks`]). The tests themselves run on a fresh clone.
+#[macro_export]
+macro_rules! against_reference {
+    ($($test:ident),+ $(,)?) => {
+        mod against_reference {
+            $(
+                #[test]
+                #[ignore = "needs ../shared (official MCP schemas, the error-envelope oracle)"]
+                fn $test() {
+                    $crate::support::with_reference_checks(super::$test);
+                }
+            )+
+        }
+    };
 }
 
 pub const MODERN: &str = "2026-07-28";
@@ -86,10 +110,13 @@ pub fn test_catalog() -> Catalog {
     Catalog::from_file(&catalog_path(), &CatalogOptions::default()).unwrap()
 }
 
-/// The error envelope's JSON Schema, from the contract's oracle; `None`
-/// (having said so) when the oracle is absent.
+/// The error envelope's JSON Schema, from the contract's oracle, under
+/// [`reference_checks`]; `None` otherwise.
 pub fn envelope_schema() -> Option<jsonschema::Validator> {
-    let oracle = envelope_oracle("the check against the error-envelope schema")?;
+    if !reference_checks() {
+        return None;
+    }
+    let oracle = envelope_oracle();
     let schema = read_json(&oracle.join("schemas/error-envelope.schema.json"));
     Some(jsonschema::draft202012::new(&schema).unwrap())
 }
@@ -210,9 +237,12 @@ pub fn read_json(path: &Path) -> Value {
 pub struct OfficialError(jsonschema::Validator);
 
 impl OfficialError {
-    /// `None` (having said so) when the official schemas are absent.
+    /// Under [`reference_checks`]; `None` otherwise.
     pub fn load(revision: &str) -> Option<Self> {
-        let spec = official_spec("the check against the official JSONRPCErrorResponse")?;
+        if !reference_checks() {
+            return None;
+        }
+        let spec = official_spec();
         let official = read_json(&spec.join(revision).join("schema.json"));
         let schema =
             mcpgate::unstable::protocol::root_schema(&official, "JSONRPCErrorResponse").unwrap();
@@ -242,11 +272,9 @@ pub fn check_error(official: Option<&OfficialError>, answer: &Value) {
     }
 }
 
-/// Client-sent official examples of 2026-07-28, by directory name; `None`
-/// (having said so) when the official examples are absent.
-pub fn official_client_examples() -> Option<Vec<(String, Value)>> {
-    let dir = official_spec("the check that every official client example is allowed")?
-        .join("2026-07-28/examples");
+/// Client-sent official examples of 2026-07-28, by directory name.
+pub fn official_client_examples() -> Vec<(String, Value)> {
+    let dir = official_spec().join("2026-07-28/examples");
     let names = [
         "CallToolRequest",
         "CompleteRequest",
@@ -274,7 +302,7 @@ pub fn official_client_examples() -> Option<Vec<(String, Value)>> {
             ));
         }
     }
-    Some(out)
+    out
 }
 
 pub fn own_seeds(revision: &str) -> Vec<Value> {
