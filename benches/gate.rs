@@ -21,9 +21,9 @@ mod bodies;
 mod value_gate;
 
 use criterion::{BenchmarkId, Criterion, Throughput, black_box, criterion_group, criterion_main};
-use mcpgate::internal::gate::dispatch::{Reads, gate_root_schema, what_it_reads};
-use mcpgate::internal::parse::{ParseLimits, Parser, TapeJson};
-use mcpgate::internal::protocol::{
+use mcpgate::unstable::gate::dispatch::{Reads, gate_root_schema, what_it_reads};
+use mcpgate::unstable::parse::{ParseLimits, Parser, TapeJson};
+use mcpgate::unstable::protocol::{
     RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
 };
 use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig, Lane, Scratch, Verdict};

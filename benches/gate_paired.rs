@@ -42,7 +42,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mcpgate::internal::protocol::{RootKind, SchemaDocument, compile_root_as_written};
+use mcpgate::unstable::protocol::{RootKind, SchemaDocument, compile_root_as_written};
 use mcpgate::{Gate, GateConfig, Scratch, Verdict};
 use value_gate::{SearchOrders, tool_call};
 

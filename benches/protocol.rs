@@ -3,7 +3,7 @@
 //! input (the baseline later stages are measured against).
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
-use mcpgate::internal::protocol::{RootKind, SchemaDocument, compile_root, root_keys};
+use mcpgate::unstable::protocol::{RootKind, SchemaDocument, compile_root, root_keys};
 
 fn tools_call_body() -> Vec<u8> {
     br#"{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}},"name":"get_weather","arguments":{"location":"New York","units":"metric"}}}"#.to_vec()

@@ -172,7 +172,7 @@
 //! use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig, UnknownTools, Verdict};
 //! use serde_json::json;
 //!
-//! let config = GateConfig { unknown_tools: Some(UnknownTools::Forward), ..GateConfig::default() };
+//! let config = GateConfig::builder().unknown_tools(UnknownTools::Forward).build();
 //! let gate = Gate::new(config)?;
 //! let listed = json!([{"name": "add", "inputSchema": {"type": "object"}}]);
 //! gate.set_catalog(Catalog::from_json(&listed, CatalogSource::File, &CatalogOptions::default())?);
@@ -188,14 +188,34 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Features
+//!
+//! - `server` (default): the `mcpgate` binary's server, forwarder,
+//!   configuration and command line (`mcpgate::main`).
+//! - `http`: [`RequestHeaders`] for `http::HeaderMap`, for an axum or
+//!   hyper frontend.
+//! - `unstable-internals`: the `mcpgate::unstable` module, the internals the
+//!   crate's own tests, benches and fuzz targets drive. Outside semver: an
+//!   embedder never needs it.
+//!
 //! `unsafe` is refused everywhere but in these small audited places:
 //! `parse::reuse` (the tape kept across parses), `parse::scan` (the parse's
-//! fast path: SSE2 string scanning, slicing between quotes), `sock` (a
-//! socket used by its descriptor beside monoio, by the server and the
-//! forwarder) and one call in `server::reclaim` (mimalloc's heap
-//! collection).
+//! fast path: SSE2 string scanning, slicing between quotes),
+//! `parse::subtree` (a tape node's subtree read without a bounds check at
+//! each access), `parse::writer` (the fast path's tape writes into room
+//! reserved once per turn), `sock` (a socket used by its descriptor beside
+//! monoio, by the server and the forwarder) and one call in
+//! `server::reclaim` (mimalloc's heap collection).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
+// Without `unstable-internals`, what only `unstable` re-exports (for the
+// tests, benches and fuzz targets) is unused, and no longer exported API to
+// clippy; with it, as the lints run in CI, both are judged as before.
+#![cfg_attr(
+    not(feature = "unstable-internals"),
+    allow(dead_code, unused_imports, clippy::wrong_self_convention)
+)]
 
 mod catalog;
 mod classify;
@@ -207,8 +227,6 @@ mod distill;
 mod gate;
 #[cfg(feature = "server")]
 mod http1;
-#[doc(hidden)]
-pub mod internal;
 mod parse;
 mod protocol;
 mod reject;
@@ -219,6 +237,9 @@ mod service;
 #[cfg(feature = "server")]
 #[allow(unsafe_code)]
 mod sock;
+#[cfg(feature = "unstable-internals")]
+#[cfg_attr(docsrs, doc(cfg(feature = "unstable-internals")))]
+pub mod unstable;
 #[cfg(feature = "server")]
 mod upstream;
 
@@ -226,7 +247,17 @@ pub use catalog::{Catalog, CatalogError, CatalogOptions, CatalogSource, Refused}
 pub use classify::{Kind, RequestId};
 pub use gate::watch::{Watch, Watched};
 pub use gate::{
-    Allowed, FieldError, Gate, GateConfig, RequestHeaders, Scratch, UnknownTools, Verdict,
+    Allowed, FieldError, Gate, GateConfig, GateConfigBuilder, RequestHeaders, Scratch,
+    UnknownTools, UnknownToolsError, Verdict,
 };
 pub use protocol::{CompileRootError, Lane, Revision};
 pub use reject::{Reason, Rejection, Rejections};
+
+/// Runs the `mcpgate` command line (`serve`, `check`, `roots`) on the
+/// process's arguments and returns its exit code: what the binary's `main`
+/// does, for a build that wraps it (its own allocator, say).
+#[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
+pub fn main() -> std::process::ExitCode {
+    cli::main()
+}

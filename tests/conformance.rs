@@ -20,10 +20,10 @@ use std::path::{Path, PathBuf};
 mod support;
 
 use jsonschema::json::SerdeJson;
-use mcpgate::internal::distill::{Collector, ExplainOptions, Explainer};
-use mcpgate::internal::gate::dispatch::{Prechecks, Reads, gate_root_schema, what_it_reads};
-use mcpgate::internal::gate::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
-use mcpgate::internal::protocol::{
+use mcpgate::unstable::distill::{Collector, ExplainOptions, Explainer};
+use mcpgate::unstable::gate::dispatch::{Prechecks, Reads, gate_root_schema, what_it_reads};
+use mcpgate::unstable::gate::lane::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
+use mcpgate::unstable::protocol::{
     RootKind, SchemaDocument, compile_root, compile_root_as_written, compile_schema,
     parse_root_key, root_keys, root_schema,
 };

@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use jsonschema::json::SerdeJson;
-use mcpgate::internal::distill::{
+use mcpgate::unstable::distill::{
     Collector, Distilled, ECHO_BOUND, ExplainOptions, Explainer, Keyword, MAX_LOCATIONS,
     MAX_PROBLEMS, PathToken, summary_line,
 };
-use mcpgate::internal::protocol::{RootKind, SchemaDocument, root_schema};
+use mcpgate::unstable::protocol::{RootKind, SchemaDocument, root_schema};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -1118,7 +1118,7 @@ proptest! {
                 .iter()
                 .flat_map(|document| {
                     let parsed = document.parse();
-                    mcpgate::internal::protocol::root_keys(&parsed)
+                    mcpgate::unstable::protocol::root_keys(&parsed)
                         .into_iter()
                         .map(move |key| {
                             let schema = root_schema(&parsed, &key).unwrap();

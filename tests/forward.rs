@@ -224,7 +224,7 @@ macro_rules! on_each_driver {
         mod on_uring {
             $(#[test]
             fn $name() {
-                if !mcpgate::internal::server::IoDriver::uring_offered() {
+                if !mcpgate::unstable::server::IoDriver::uring_offered() {
                     println!("note: io_uring refused here, not tested");
                     return;
                 }
@@ -1545,7 +1545,7 @@ fn initialize_and_server_discover_results_advertise_the_envelope_contract() {
         let spec = official_spec();
         let official = read_json(&spec.join("2025-11-25").join("schema.json"));
         let result =
-            mcpgate::internal::protocol::root_schema(&official, "InitializeResult").unwrap();
+            mcpgate::unstable::protocol::root_schema(&official, "InitializeResult").unwrap();
         let result = jsonschema::draft202012::new(&result).unwrap();
         assert!(result.is_valid(&answer["result"]), "{answer}");
     }
@@ -1594,7 +1594,7 @@ fn initialize_and_server_discover_results_advertise_the_envelope_contract() {
         );
         assert_eq!(capabilities["resources"], json!({}), "{answer}");
         let official = read_json(&revision.join("schema.json"));
-        let result = mcpgate::internal::protocol::root_schema(&official, "DiscoverResult").unwrap();
+        let result = mcpgate::unstable::protocol::root_schema(&official, "DiscoverResult").unwrap();
         let result = jsonschema::draft202012::new(&result).unwrap();
         assert!(result.is_valid(&answer["result"]), "{answer}");
     }
@@ -1658,7 +1658,7 @@ fn in_an_event_stream_only_the_response_event_carries_the_additions() {
     let (_, answer) = send_list_orders(&server, r#"{"MarketplaceIds": "A"}"#);
     let text = String::from_utf8_lossy(&answer.body).into_owned();
     assert!(text.contains("id: e-2\nevent: message\ndata: "), "{text}");
-    let events: Vec<serde_json::Value> = mcpgate::internal::gate::sse::event_data(&answer.body)
+    let events: Vec<serde_json::Value> = mcpgate::unstable::gate::sse::event_data(&answer.body)
         .iter()
         .map(|data| serde_json::from_str(data).unwrap())
         .collect();
@@ -1671,7 +1671,7 @@ fn in_an_event_stream_only_the_response_event_carries_the_additions() {
     );
     // An initialize answered as an event stream gets the capability.
     let answer = initialize(&server);
-    let events = mcpgate::internal::gate::sse::event_data(&answer.body);
+    let events = mcpgate::unstable::gate::sse::event_data(&answer.body);
     let response: serde_json::Value = serde_json::from_str(&events[1]).unwrap();
     assert_eq!(
         response["result"]["capabilities"]["experimental"]["openbridge_envelope"]["contract_version"],

@@ -12,8 +12,8 @@ mod support;
 
 use std::collections::BTreeSet;
 
-use mcpgate::internal::reject::codes::DataKey;
-use mcpgate::internal::reject::{Dialect, Rejecter, TABLE};
+use mcpgate::unstable::reject::codes::DataKey;
+use mcpgate::unstable::reject::{Dialect, Rejecter, TABLE};
 use mcpgate::{Gate, GateConfig, Reason, Verdict};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -72,18 +72,10 @@ fn every_own_seed_is_allowed_on_its_lane() {
 
 #[test]
 fn every_rejection_row_is_reachable_answered_as_its_row_says_and_counted_once() {
-    let gate = Gate::new(GateConfig {
-        body_limit: 4096,
-        ..GateConfig::default()
-    })
-    .unwrap();
+    let gate = Gate::new(GateConfig::builder().body_limit(4096).build()).unwrap();
     gate.set_catalog(test_catalog());
     // A gate whose catalog is learned and not known yet.
-    let awaiting = Gate::new(GateConfig {
-        await_catalog: true,
-        ..GateConfig::default()
-    })
-    .unwrap();
+    let awaiting = Gate::new(GateConfig::builder().await_catalog(true).build()).unwrap();
     // The official error schema and the envelope contract are checked on
     // top of the project's own assertions in this test's twin.
     let official = OfficialError::load(MODERN);

@@ -7,7 +7,7 @@
 
 mod support;
 
-use mcpgate::internal::reject::normalized::{EventKind, MAX_EVENTS};
+use mcpgate::unstable::reject::normalized::{EventKind, MAX_EVENTS};
 use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig, Reason, Verdict};
 use serde_json::{Value, json};
 use support::*;
@@ -19,10 +19,7 @@ fn gate_with(config: GateConfig, catalog: Catalog) -> Gate {
 }
 
 fn meta_on() -> GateConfig {
-    GateConfig {
-        normalization_meta: true,
-        ..GateConfig::default()
-    }
+    GateConfig::builder().normalization_meta(true).build()
 }
 
 /// A tool with an array property, a header-mirrored one, a nested object
@@ -331,10 +328,7 @@ fn a_scalar_for_an_array_is_wrapped_beside_other_wrong_values_under_names_as_sen
 fn a_normalized_call_refused_tells_what_was_done_only_with_meta_on() {
     for meta in [false, true] {
         let gate = gate_with(
-            GateConfig {
-                normalization_meta: meta,
-                ..GateConfig::default()
-            },
+            GateConfig::builder().normalization_meta(meta).build(),
             catalog(true),
         );
         let (_, verdict) = check(&gate, r#"{"MarketplaceIds": 5, "colour": 1}"#, &[]);
@@ -361,10 +355,7 @@ fn a_normalized_call_refused_tells_what_was_done_only_with_meta_on() {
 #[test]
 fn normalization_off_leaves_the_call_to_the_value_gate() {
     let gate = gate_with(
-        GateConfig {
-            normalization: false,
-            ..GateConfig::default()
-        },
+        GateConfig::builder().normalization(false).build(),
         catalog(true),
     );
     let (_, verdict) = check(&gate, r#"{"MarketplaceIds": "A"}"#, &[]);

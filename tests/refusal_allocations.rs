@@ -17,7 +17,7 @@ mod value_gate;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use mcpgate::internal::parse::{ParseLimits, Parser};
+use mcpgate::unstable::parse::{ParseLimits, Parser};
 use mcpgate::{Gate, GateConfig, Reason, Scratch, Verdict};
 use serde_json::json;
 use value_gate::{SearchOrders, tool_call};

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use mcpgate::Reason;
-use mcpgate::internal::reject::{Dialect, TABLE, row};
+use mcpgate::unstable::reject::{Dialect, TABLE, row};
 use process::{CLIENT_HEADERS, Server, post, read_answer};
 use serde_json::json;
 use support::*;

@@ -8,7 +8,7 @@ use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mcpgate::internal::server::{
+use mcpgate::unstable::server::{
     Head, HttpError, IoDriver, Reply, Response, ServerConfig, Service, ShutdownSignal, serve_until,
 };
 

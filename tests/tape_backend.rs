@@ -1,4 +1,4 @@
-//! The tape backend (`mcpgate::internal::parse::TapeJson`) gives exactly the
+//! The tape backend (`mcpgate::unstable::parse::TapeJson`) gives exactly the
 //! verdicts of `jsonschema`'s default `serde_json` backend.
 //!
 //! Differential checks: every instance is written as JSON text, read by
@@ -15,8 +15,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use jsonschema::json::cmp::equal;
-use mcpgate::internal::parse::{ParseLimits, Parser};
-use mcpgate::internal::protocol::{SchemaDocument, root_keys, root_schema};
+use mcpgate::unstable::parse::{ParseLimits, Parser};
+use mcpgate::unstable::protocol::{SchemaDocument, root_keys, root_schema};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -589,7 +589,7 @@ fn keyword_schemas_agree_on_number_literals() {
 /// the float, and the gate refuses it there (`compares_wide_integers`).
 #[test]
 fn integers_beyond_64_bits_get_the_verdicts_of_their_exact_value() {
-    use mcpgate::internal::distill::compares_wide_integers;
+    use mcpgate::unstable::distill::compares_wide_integers;
     let mut parser = Parser::new();
     let cases = [
         (json!({"multipleOf": 2}), "18446744073709551617", false),

@@ -12,10 +12,10 @@ mod support;
 
 use std::collections::BTreeSet;
 
-use mcpgate::internal::distill::{Distilled, ECHO_BOUND, MAX_LOCATIONS};
-use mcpgate::internal::gate::value::{self, ExplainCost, Gate as ValueGate};
-use mcpgate::internal::parse::{ParseLimits, Parser};
-use mcpgate::internal::reject::codes::{TOOL_ERROR_CODES, TOOL_ERROR_FALLBACK};
+use mcpgate::unstable::distill::{Distilled, ECHO_BOUND, MAX_LOCATIONS};
+use mcpgate::unstable::gate::value::{self, ExplainCost, ValueGate};
+use mcpgate::unstable::parse::{ParseLimits, Parser};
+use mcpgate::unstable::reject::codes::{TOOL_ERROR_CODES, TOOL_ERROR_FALLBACK};
 use mcpgate::{
     Catalog, CatalogOptions, CatalogSource, Gate, GateConfig, Reason, UnknownTools, Verdict,
 };
@@ -67,7 +67,7 @@ fn check_tool_answer(answer: &Value, revision: &str) {
     if reference_checks() {
         let spec = official_spec();
         let official = read_json(&spec.join(revision).join("schema.json"));
-        let result = mcpgate::internal::protocol::root_schema(&official, "CallToolResult").unwrap();
+        let result = mcpgate::unstable::protocol::root_schema(&official, "CallToolResult").unwrap();
         let result = jsonschema::draft202012::new(&result).unwrap();
         assert!(
             result.is_valid(&answer["result"]),
@@ -441,11 +441,7 @@ fn hints_name_near_misses_case_slips_allowed_values_and_missing_properties() {
     // A case slip is renamed by normalization; without it, the hint.
     let mut cased = base.clone();
     cased["PageSize"] = json!(10);
-    let plain = Gate::new(GateConfig {
-        normalization: false,
-        ..GateConfig::default()
-    })
-    .unwrap();
+    let plain = Gate::new(GateConfig::builder().normalization(false).build()).unwrap();
     plain.set_catalog(test_catalog());
     assert_eq!(
         envelope_of(call(&plain, "search_orders", cased))["hints"],
@@ -589,10 +585,11 @@ fn an_unknown_tool_is_refused_naming_it_or_forwarded_by_policy() {
     assert_eq!(answer["id"], "c-1");
     check_error(OfficialError::load(MODERN).as_ref(), &answer);
 
-    let forwarding = Gate::new(GateConfig {
-        unknown_tools: Some(UnknownTools::Forward),
-        ..GateConfig::default()
-    })
+    let forwarding = Gate::new(
+        GateConfig::builder()
+            .unknown_tools(UnknownTools::Forward)
+            .build(),
+    )
     .unwrap();
     forwarding.set_catalog(test_catalog());
     assert!(matches!(
@@ -609,10 +606,11 @@ fn an_unknown_tool_is_refused_naming_it_or_forwarded_by_policy() {
         ));
         assert_eq!(reason, Reason::InvalidArguments, "{spelling:?}");
     }
-    let alike = Gate::new(GateConfig {
-        unknown_tools: Some(UnknownTools::Forward),
-        ..GateConfig::default()
-    })
+    let alike = Gate::new(
+        GateConfig::builder()
+            .unknown_tools(UnknownTools::Forward)
+            .build(),
+    )
     .unwrap();
     let tools = json!([{"name": "Drop", "inputSchema": {"type": "object"}},
         {"name": "drop", "inputSchema": {"type": "object"}}]);
@@ -633,11 +631,7 @@ fn an_unknown_tool_is_refused_naming_it_or_forwarded_by_policy() {
 
 #[test]
 fn a_gate_awaiting_its_catalog_refuses_calls_503_until_it_is_set() {
-    let awaiting = Gate::new(GateConfig {
-        await_catalog: true,
-        ..GateConfig::default()
-    })
-    .unwrap();
+    let awaiting = Gate::new(GateConfig::builder().await_catalog(true).build()).unwrap();
     let (reason, status, answer) = refused(call(&awaiting, "echo", json!({})));
     assert_eq!((reason, status), (Reason::CatalogUnknown, 503));
     assert_eq!(answer["error"]["code"], -32603);
@@ -660,11 +654,12 @@ fn a_gate_awaiting_its_catalog_refuses_calls_503_until_it_is_set() {
     let (reason, _, _) = refused(call(&awaiting, "nope", json!({})));
     assert_eq!(reason, Reason::UnknownTool);
     // The operator's opt-out: forwarded unchecked until the catalog is known.
-    let forwarding = Gate::new(GateConfig {
-        await_catalog: true,
-        unknown_tools: Some(UnknownTools::Forward),
-        ..GateConfig::default()
-    })
+    let forwarding = Gate::new(
+        GateConfig::builder()
+            .await_catalog(true)
+            .unknown_tools(UnknownTools::Forward)
+            .build(),
+    )
     .unwrap();
     assert!(matches!(
         call(&forwarding, "echo", json!({})),
@@ -967,7 +962,7 @@ fn raw_call(tool: &str, arguments: &str) -> (Vec<(String, String)>, Vec<u8>) {
 /// catalog, with what it cost.
 fn explained(tool: &str, arguments: &str) -> ((Distilled, ValueGate), ExplainCost) {
     let catalog = test_catalog();
-    let tool = mcpgate::internal::catalog::tool(&catalog, tool).unwrap();
+    let tool = mcpgate::unstable::catalog::tool(&catalog, tool).unwrap();
     let mut parser = Parser::new();
     let parsed = parser
         .parse(arguments.as_bytes(), ParseLimits::default())

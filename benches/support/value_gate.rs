@@ -3,8 +3,8 @@
 //! the baseline a user would write for it.
 
 use jsonschema::Validator;
-use mcpgate::internal::catalog::tool;
-use mcpgate::internal::protocol::{RootKind, SchemaDocument, compile_root_as_written};
+use mcpgate::unstable::catalog::tool;
+use mcpgate::unstable::protocol::{RootKind, SchemaDocument, compile_root_as_written};
 use mcpgate::{Catalog, CatalogOptions, Gate, GateConfig};
 use serde_json::json;
 

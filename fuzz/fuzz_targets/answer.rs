@@ -9,9 +9,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcpgate::internal::gate::sse::event_data;
-use mcpgate::internal::upstream::answer::{BodyFraming, BodyState, Malformed, Parsed, parse_head};
-use mcpgate::internal::upstream::is_hop_by_hop;
+use mcpgate::unstable::gate::sse::event_data;
+use mcpgate::unstable::upstream::answer::{BodyFraming, BodyState, Malformed, Parsed, parse_head};
+use mcpgate::unstable::upstream::is_hop_by_hop;
 
 /// The head as the pool reads it: parsed again after each read of `read`
 /// bytes; an interim answer is skipped without reading. `None`: the bytes

@@ -21,10 +21,7 @@ use serde_json::{Value, json};
 fn gate() -> &'static Gate {
     static GATE: OnceLock<Gate> = OnceLock::new();
     GATE.get_or_init(|| {
-        Gate::new(GateConfig {
-            body_limit: common::BODY_LIMIT,
-            ..GateConfig::default()
-        })
+        Gate::new(GateConfig::builder().body_limit(common::BODY_LIMIT).build())
         .expect("the protocol roots compile")
     })
 }

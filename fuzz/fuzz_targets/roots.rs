@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mcpgate::internal::protocol::{SchemaDocument, compile_root, root_keys};
+use mcpgate::unstable::protocol::{SchemaDocument, compile_root, root_keys};
 
 fn roots() -> &'static Vec<jsonschema::Validator> {
     static ROOTS: OnceLock<Vec<jsonschema::Validator>> = OnceLock::new();

@@ -14,7 +14,7 @@
 mod tape_agreement;
 
 use libfuzzer_sys::fuzz_target;
-use mcpgate::internal::parse::{ParseLimits, Parser};
+use mcpgate::unstable::parse::{ParseLimits, Parser};
 use serde_json::Value;
 use tape_agreement::Pair;
 

@@ -36,8 +36,26 @@ pub struct HeaderParam {
     pub kind: ParamKind,
 }
 
+/// Why an annotation refuses its tool; `at` is the annotated schema's
+/// pointer, cut at the echo bound.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderParamError {
+    /// Under `items`, a combinator, a condition or a definition.
+    #[error("{ANNOTATION} at {at} is not on a property reached through properties")]
+    NotOnProperty { at: String },
+    /// Not a non-empty HTTP token.
+    #[error("{ANNOTATION} at {at} is not a header name (a non-empty HTTP token)")]
+    NotHeaderName { at: String },
+    /// `number`, an object, an array or more than one type.
+    #[error("{ANNOTATION} at {at} annotates a parameter that is not a string, integer or boolean")]
+    NotScalar { at: String },
+    /// Another annotation names the same header.
+    #[error("{ANNOTATION} at {at} repeats a header name (names are case-insensitive)")]
+    Repeated { at: String },
+}
+
 /// Every annotation of `schema`, or why the tool is refused.
-pub fn read(schema: &Value) -> Result<Vec<HeaderParam>, String> {
+pub fn read(schema: &Value) -> Result<Vec<HeaderParam>, HeaderParamError> {
     let mut params: Vec<HeaderParam> = Vec::new();
     let mut refusal = None;
     subschemas::walk(schema, |visit| {
@@ -50,21 +68,15 @@ pub fn read(schema: &Value) -> Result<Vec<HeaderParam>, String> {
         let at = cut_at_echo_bound(&visit.pointer).into_owned();
         let at = if at.is_empty() { "(root)".into() } else { at };
         if !visit.through_properties || visit.property_path.is_empty() {
-            refusal = Some(format!(
-                "{ANNOTATION} at {at} is not on a property reached through properties"
-            ));
+            refusal = Some(HeaderParamError::NotOnProperty { at });
             return;
         }
         let Some(name) = annotation.as_str().filter(|n| is_token(n)) else {
-            refusal = Some(format!(
-                "{ANNOTATION} at {at} is not a header name (a non-empty HTTP token)"
-            ));
+            refusal = Some(HeaderParamError::NotHeaderName { at });
             return;
         };
         let Some(kind) = kind_of(visit.schema) else {
-            refusal = Some(format!(
-                "{ANNOTATION} at {at} annotates a parameter that is not a string, integer or boolean"
-            ));
+            refusal = Some(HeaderParamError::NotScalar { at });
             return;
         };
         let header = format!("{HEADER_PREFIX}{name}");
@@ -72,9 +84,7 @@ pub fn read(schema: &Value) -> Result<Vec<HeaderParam>, String> {
             .iter()
             .any(|p| p.header.eq_ignore_ascii_case(&header))
         {
-            refusal = Some(format!(
-                "{ANNOTATION} at {at} repeats a header name (names are case-insensitive)"
-            ));
+            refusal = Some(HeaderParamError::Repeated { at });
             return;
         }
         params.push(HeaderParam {
@@ -182,7 +192,7 @@ mod tests {
             ),
         ];
         for (schema, expected) in cases {
-            let reason = read(&schema).unwrap_err();
+            let reason = read(&schema).unwrap_err().to_string();
             assert!(reason.contains(expected), "{schema}: {reason}");
             assert!(!reason.contains('\n'));
         }

@@ -77,9 +77,10 @@ impl fmt::Debug for Catalog {
 }
 
 /// A catalog document that is not one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CatalogError {
     /// The file could not be read.
+    #[error("cannot read {path}: {reason}")]
     Read {
         /// The file, as given.
         path: String,
@@ -87,25 +88,15 @@ pub enum CatalogError {
         reason: String,
     },
     /// The bytes are not JSON; what the JSON parser said.
+    #[error("not JSON: {0}")]
     NotJson(String),
     /// JSON, but neither a `tools/list` result, a response carrying one,
     /// nor an array of tools.
+    #[error(
+        "expected a tools/list result ({{\"tools\": [...]}}), a JSON-RPC response carrying one, or an array of tools"
+    )]
     Shape,
 }
-
-impl fmt::Display for CatalogError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CatalogError::Read { path, reason } => write!(f, "cannot read {path}: {reason}"),
-            CatalogError::NotJson(reason) => write!(f, "not JSON: {reason}"),
-            CatalogError::Shape => f.write_str(
-                "expected a tools/list result ({\"tools\": [...]}), a JSON-RPC response carrying one, or an array of tools",
-            ),
-        }
-    }
-}
-
-impl std::error::Error for CatalogError {}
 
 impl Catalog {
     /// Registers every tool of `tools` (Tool objects), refusing the ones
@@ -123,7 +114,7 @@ impl Catalog {
                 .unwrap_or_else(|| format!("(unnamed #{n})"));
             let outcome = register::register(definition, options).and_then(|tool| {
                 if catalog.tools.contains_key(&*tool.name) {
-                    Err("another tool of the catalog has this name".to_owned())
+                    Err(register::RegisterError::DuplicateName)
                 } else {
                     Ok(tool)
                 }
@@ -138,6 +129,7 @@ impl Catalog {
                     catalog.tools.insert(Box::from(&*tool.name), tool);
                 }
                 Err(reason) => {
+                    let reason = reason.to_string();
                     tracing::warn!(
                         target: "mcpgate::catalog",
                         tool = label.as_str(),
@@ -155,7 +147,26 @@ impl Catalog {
     }
 
     /// A catalog from a document: a `tools/list` result, a JSON-RPC
-    /// response carrying one, or an array of Tool objects.
+    /// response carrying one, or an array of Tool objects. A tool that
+    /// cannot be registered is refused alone ([`Catalog::refused`]); a
+    /// document of another shape is an error.
+    ///
+    /// ```
+    /// use mcpgate::{Catalog, CatalogError, CatalogOptions, CatalogSource};
+    /// use serde_json::json;
+    ///
+    /// let options = CatalogOptions::default();
+    /// let listed = json!({"tools": [
+    ///     {"name": "add", "inputSchema": {"type": "object"}},
+    ///     {"name": "broken", "inputSchema": {"type": "string"}},
+    /// ]});
+    /// let catalog = Catalog::from_json(&listed, CatalogSource::Upstream, &options)?;
+    /// assert_eq!(catalog.len(), 1);
+    /// assert_eq!(catalog.refused()[0].tool, "broken");
+    /// let wrong = Catalog::from_json(&json!({"tool": []}), CatalogSource::File, &options);
+    /// assert_eq!(wrong.unwrap_err(), CatalogError::Shape);
+    /// # Ok::<(), CatalogError>(())
+    /// ```
     pub fn from_json(
         document: &Value,
         source: CatalogSource,

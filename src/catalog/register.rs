@@ -4,7 +4,7 @@
 use jsonschema::Validator;
 use serde_json::Value;
 
-use super::header_params::{self, HeaderParam};
+use super::header_params::{self, HeaderParam, HeaderParamError};
 use super::keys::KeySet;
 use super::subschemas;
 use super::{CatalogOptions, close};
@@ -49,34 +49,58 @@ impl std::fmt::Debug for Tool {
     }
 }
 
+/// Why a tool is refused at registration: its text is the reason the log
+/// line and [`Refused`](super::Refused) give.
+#[derive(Debug, thiserror::Error)]
+pub enum RegisterError {
+    #[error("name is missing or not a non-empty string")]
+    Name,
+    #[error("inputSchema is missing or not an object schema (type \"object\")")]
+    NotObjectSchema,
+    #[error(transparent)]
+    HeaderParam(#[from] HeaderParamError),
+    /// What compiling the input root said, on one line.
+    #[error("inputSchema: {0}")]
+    InputSchema(String),
+    /// What compiling the output root said, on one line.
+    #[error("outputSchema: {0}")]
+    OutputSchema(String),
+    /// A `default` its own schema refuses, at this pointer.
+    #[error("the default at {at} is refused by its own schema")]
+    Default { at: String },
+    /// A tool registered before it has the same name.
+    #[error("another tool of the catalog has this name")]
+    DuplicateName,
+}
+
 /// Builds one tool from its definition (a `Tool` of `tools/list`).
-pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, String> {
+pub fn register(definition: &Value, options: &CatalogOptions) -> Result<Tool, RegisterError> {
     let name = definition
         .get("name")
         .and_then(Value::as_str)
         .filter(|name| !name.is_empty())
-        .ok_or("name is missing or not a non-empty string")?;
+        .ok_or(RegisterError::Name)?;
     let input = definition
         .get("inputSchema")
         .filter(|schema| schema.get("type").and_then(Value::as_str) == Some("object"))
-        .ok_or("inputSchema is missing or not an object schema (type \"object\")")?;
+        .ok_or(RegisterError::NotObjectSchema)?;
     let header_params = header_params::read(input)?;
     let schema = if options.close_objects {
         close::close(input)
     } else {
         input.clone()
     };
-    let validator = compile_input(&schema).map_err(|e| format!("inputSchema: {e}"))?;
+    let validator = compile_input(&schema)?;
     let explainer = Explainer::new(
         &schema,
         ExplainOptions {
             assert_formats: true,
         },
     )
-    .map_err(|e| format!("inputSchema: {}", e.reason))?;
+    .map_err(|e| RegisterError::InputSchema(e.reason))?;
     check_defaults(&schema)?;
     let output = match definition.get("outputSchema") {
-        Some(output) => Some(compile_output(output).map_err(|e| format!("outputSchema: {e}"))?),
+        Some(output) => Some(compile_output(output)?),
         None => None,
     };
     let mut parser = Parser::default();
@@ -123,7 +147,7 @@ fn applies_in_place(schema: &Value) -> bool {
 
 /// Compiles a tool's input root: JSON Schema 2020-12 unless it names its
 /// own `$schema`; formats asserted, an unknown format refused.
-fn compile_input(schema: &Value) -> Result<Validator<TapeJson>, String> {
+fn compile_input(schema: &Value) -> Result<Validator<TapeJson>, RegisterError> {
     let mut options = formats::with_own_formats(jsonschema::options_for::<TapeJson>())
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false);
@@ -132,24 +156,24 @@ fn compile_input(schema: &Value) -> Result<Validator<TapeJson>, String> {
     }
     options
         .build(schema)
-        .map_err(|e| cut_at_echo_bound(&one_line(&e.to_string())).into_owned())
+        .map_err(|e| RegisterError::InputSchema(compile_text(&e)))
 }
 
 /// The output root: formats are annotations (the gateway watches answers,
 /// it does not judge them by format).
-fn compile_output(schema: &Value) -> Result<jsonschema::Validator, String> {
+fn compile_output(schema: &Value) -> Result<jsonschema::Validator, RegisterError> {
     let mut options = jsonschema::options().should_validate_formats(false);
     if schema.get("$schema").is_none() {
         options = options.with_draft(jsonschema::Draft::Draft202012);
     }
     options
         .build(schema)
-        .map_err(|e| cut_at_echo_bound(&one_line(&e.to_string())).into_owned())
+        .map_err(|e| RegisterError::OutputSchema(compile_text(&e)))
 }
 
 /// Every `default` must pass its own schema (closed, formats asserted): a
 /// default the gate would refuse is a broken tool.
-fn check_defaults(schema: &Value) -> Result<(), String> {
+fn check_defaults(schema: &Value) -> Result<(), RegisterError> {
     let mut refusal = None;
     subschemas::walk(schema, |visit| {
         if refusal.is_some() {
@@ -167,7 +191,7 @@ fn check_defaults(schema: &Value) -> Result<(), String> {
             } else {
                 cut_at_echo_bound(&visit.pointer).into_owned()
             };
-            refusal = Some(format!("the default at {at} is refused by its own schema"));
+            refusal = Some(RegisterError::Default { at });
         }
     });
     refusal.map_or(Ok(()), Err)
@@ -192,6 +216,11 @@ fn default_validator(root: &Value, subschema: &Value) -> Option<jsonschema::Vali
         options = options.with_draft(jsonschema::Draft::Draft202012);
     }
     options.build(&standalone).ok()
+}
+
+/// A schema compiler's message on one line, cut at the echo bound.
+fn compile_text(error: &impl std::fmt::Display) -> String {
+    cut_at_echo_bound(&one_line(&error.to_string())).into_owned()
 }
 
 fn one_line(text: &str) -> String {

@@ -9,12 +9,12 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use crate::catalog::Catalog;
-use crate::config::NormalizationArgs;
+use crate::catalog::{Catalog, CatalogError};
+use crate::config::{ConfigError, NormalizationArgs};
 use crate::gate::binding::name_member;
 use crate::gate::headers::names;
-use crate::gate::{Gate, GateConfig, UnknownTools, Verdict};
-use crate::protocol::{Lane, Revision};
+use crate::gate::{Gate, GateConfig, UnknownTools, UnknownToolsError, Verdict};
+use crate::protocol::{CompileRootError, Lane, Revision};
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
@@ -51,6 +51,35 @@ pub enum Format {
     Ndjson,
 }
 
+/// What stops `check` before a verdict: a usage error (exit 2), told
+/// after `mcpgate check: `.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("--header {0:?}: expected 'Name: value'")]
+    Header(String),
+    /// A revision not served; `known` lists those that are.
+    #[error("--revision {text:?}: not one of {known}")]
+    Revision { text: String, known: String },
+    #[error("--unknown-tools: {0}")]
+    UnknownTools(UnknownToolsError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Compile(#[from] CompileRootError),
+    #[error("--catalog: {0}")]
+    Catalog(CatalogError),
+    /// An input file that could not be read.
+    #[error("{}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("standard input: {0}")]
+    Stdin(std::io::Error),
+    #[error("standard output: {0}")]
+    Stdout(std::io::Error),
+}
+
 pub fn run(args: CheckArgs) -> ExitCode {
     match run_inner(args) {
         Ok(true) => ExitCode::SUCCESS,
@@ -62,19 +91,22 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
-fn run_inner(args: CheckArgs) -> Result<bool, String> {
+fn run_inner(args: CheckArgs) -> Result<bool, CheckError> {
     let mut headers: Vec<(String, Vec<u8>)> = Vec::new();
     for header in &args.headers {
         let (name, value) = header
             .split_once(':')
-            .ok_or_else(|| format!("--header {header:?}: expected 'Name: value'"))?;
+            .ok_or_else(|| CheckError::Header(header.clone()))?;
         headers.push((name.trim().to_owned(), value.trim().as_bytes().to_vec()));
     }
     let revision = match &args.revision {
         None => None,
         Some(text) => Some(Revision::parse(text).ok_or_else(|| {
             let known: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
-            format!("--revision {text:?}: not one of {}", known.join(", "))
+            CheckError::Revision {
+                text: text.clone(),
+                known: known.join(", "),
+            }
         })?),
     };
     if let Some(revision) = revision
@@ -93,16 +125,14 @@ fn run_inner(args: CheckArgs) -> Result<bool, String> {
         config.unknown_tools = Some(
             policy
                 .parse::<UnknownTools>()
-                .map_err(|e| format!("--unknown-tools: {e}"))?,
+                .map_err(CheckError::UnknownTools)?,
         );
     }
-    args.normalization
-        .apply(&mut config)
-        .map_err(|e| e.to_string())?;
+    args.normalization.apply(&mut config)?;
     let options = config.catalog;
-    let gate = Gate::new(config).map_err(|e| e.to_string())?;
+    let gate = Gate::new(config)?;
     if let Some(path) = &args.catalog {
-        let catalog = Catalog::from_file(path, &options).map_err(|e| format!("--catalog: {e}"))?;
+        let catalog = Catalog::from_file(path, &options).map_err(CheckError::Catalog)?;
         for refused in catalog.refused() {
             eprintln!(
                 "mcpgate check: tool {} refused at registration: {}",
@@ -119,13 +149,16 @@ fn run_inner(args: CheckArgs) -> Result<bool, String> {
         if path.as_os_str() == "-" {
             continue;
         }
-        let body = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let body = std::fs::read(path).map_err(|source| CheckError::Read {
+            path: path.clone(),
+            source,
+        })?;
         inputs.push((path.display().to_string(), body));
     }
     if stdin_requested {
         let stdin = std::io::stdin();
         for (n, line) in stdin.lock().split(b'\n').enumerate() {
-            let line = line.map_err(|e| format!("standard input: {e}"))?;
+            let line = line.map_err(CheckError::Stdin)?;
             let line = line.strip_suffix(b"\r").map(<[u8]>::to_vec).unwrap_or(line);
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -155,7 +188,7 @@ fn run_inner(args: CheckArgs) -> Result<bool, String> {
             Some(Format::Ndjson) => write_ndjson(&mut out, &verdict, events),
             None => write_report(&mut out, name, &verdict, &events),
         };
-        written.map_err(|e| format!("standard output: {e}"))?;
+        written.map_err(CheckError::Stdout)?;
     }
     Ok(all_allowed)
 }

@@ -246,7 +246,8 @@ fn contract(var: impl Fn(&str) -> Option<String>) -> Result<Table, ConfigError> 
     let mut table = Table::new();
     for (key, name) in CONTRACT {
         if let Some(text) = var(name) {
-            let on = boolean(&text).map_err(|m| error(key, m, Some(contract_source(key))))?;
+            let on = boolean(&text);
+            let on = on.map_err(|m| error(key, m.to_string(), Some(contract_source(key))))?;
             table.insert(key.to_owned(), on.into());
         }
     }
@@ -304,33 +305,45 @@ impl Settings {
     }
 }
 
+/// A flag's or variable's text that is not a value of its kind (the text
+/// as given in each).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error("{0:?} is not a number")]
+    Number(String),
+    #[error("{0:?} is not true or false")]
+    Boolean(String),
+    #[error("{0:?} is not tool=scope")]
+    ToolScope(String),
+}
+
 /// A number, spaces around it allowed.
-fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+fn number<T: std::str::FromStr>(text: &str) -> Result<T, ValueError> {
     let number = text.trim().parse();
-    number.map_err(|_| format!("{text:?} is not a number"))
+    number.map_err(|_| ValueError::Number(text.to_owned()))
 }
 
 /// `true`/`false` in any case, or `1`/`0`.
-fn boolean(text: &str) -> Result<bool, String> {
+fn boolean(text: &str) -> Result<bool, ValueError> {
     match text.trim() {
         t if t.eq_ignore_ascii_case("true") || t == "1" => Ok(true),
         t if t.eq_ignore_ascii_case("false") || t == "0" => Ok(false),
-        _ => Err(format!("{text:?} is not true or false")),
+        _ => Err(ValueError::Boolean(text.to_owned())),
     }
 }
 
 /// Comma-separated, blanks dropped.
-fn list(text: &str) -> Result<Strings, String> {
+fn list(text: &str) -> Result<Strings, std::convert::Infallible> {
     let items = text.split(',').map(str::trim).filter(|s| !s.is_empty());
     Ok(items.map(str::to_owned).collect())
 }
 
 /// `tool=scope scope;tool=scope`.
-fn tool_scopes(text: &str) -> Result<BTreeMap<String, Vec<String>>, String> {
+fn tool_scopes(text: &str) -> Result<BTreeMap<String, Vec<String>>, ValueError> {
     let mut table = BTreeMap::new();
     for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
         let Some((tool, needed)) = entry.split_once('=') else {
-            return Err(format!("{entry:?} is not tool=scope"));
+            return Err(ValueError::ToolScope(entry.to_owned()));
         };
         let needed = needed.split_whitespace().map(str::to_owned).collect();
         table.insert(tool.trim().to_owned(), needed);

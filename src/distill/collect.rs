@@ -315,7 +315,7 @@ impl Collector {
 
     /// Walks that fed this collector since it was last cleared: one, or
     /// two where a location may have been reached twice (see
-    /// [`Collector::needs_exact_count`]).
+    /// `Collector::needs_exact_count`).
     pub fn walks(&self) -> usize {
         self.walks
     }
@@ -459,7 +459,7 @@ impl Collector {
         (0..self.parts.len()).find(|&class| self.parts[class].problem_count > 0)
     }
 
-    /// What class `class` found, read in place (see [`Found`]): each kept
+    /// What class `class` found, read in place (see `Found`): each kept
     /// location's problems sorted and capped, its pointer rendered. Read
     /// it before the collector is cleared.
     pub fn found(&mut self, class: usize) -> Found<'_> {

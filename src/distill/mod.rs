@@ -364,7 +364,7 @@ impl<F: Json> Explainer<F> {
     /// beyond 64 bits that its float does not hold exactly may differ from
     /// the verdict on its exact value ([`compares_wide_integers`]): the
     /// gate then refuses such a value, and a walk of it reports each such
-    /// comparison it reaches ([`is_wide_integer`]).
+    /// comparison it reaches (`is_wide_integer`).
     pub fn compares_wide_integers(&self) -> bool {
         self.compares_wide
     }

@@ -72,6 +72,7 @@ impl<N: AsRef<str>, V: AsRef<[u8]>> RequestHeaders for Vec<(N, V)> {
 /// holding `Mcp-Name` twice is refused by the gate, whatever the embedder
 /// forwards afterwards.
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 impl RequestHeaders for http::HeaderMap {
     fn header(&self, name: &str) -> Option<&[u8]> {
         // Case-insensitive: the map lowercases `name` to look it up.

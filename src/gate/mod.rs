@@ -40,8 +40,23 @@ use crate::reject::normalized;
 use crate::reject::out::with_arena;
 use crate::reject::{Reason, Rejection, Rejections};
 
-/// What a gate is built from.
+/// What a gate is built from: [`GateConfig::default`], or
+/// [`GateConfig::builder`] to change some of it. Its fields are read
+/// as they are; new ones may come in a minor version, so it is built only
+/// through those two.
+///
+/// ```
+/// use mcpgate::{GateConfig, UnknownTools};
+///
+/// let config = GateConfig::builder()
+///     .body_limit(64 * 1024)
+///     .unknown_tools(UnknownTools::Forward)
+///     .build();
+/// assert_eq!(config.body_limit, 64 * 1024);
+/// assert_eq!(config.max_depth, GateConfig::default().max_depth);
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct GateConfig {
     /// The revisions served; a request naming another is refused (-32022).
     pub revisions: Vec<Revision>,
@@ -97,6 +112,96 @@ impl Default for GateConfig {
     }
 }
 
+impl GateConfig {
+    /// A builder starting from [`GateConfig::default`].
+    pub fn builder() -> GateConfigBuilder {
+        GateConfigBuilder {
+            config: GateConfig::default(),
+        }
+    }
+}
+
+/// Builds a [`GateConfig`]: each setting left alone keeps its default.
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct GateConfigBuilder {
+    config: GateConfig,
+}
+
+impl GateConfigBuilder {
+    /// The revisions served ([`GateConfig::revisions`]).
+    pub fn revisions(mut self, revisions: impl Into<Vec<Revision>>) -> Self {
+        self.config.revisions = revisions.into();
+        self
+    }
+
+    /// The largest body taken, in bytes ([`GateConfig::body_limit`]).
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.config.body_limit = bytes;
+        self
+    }
+
+    /// The deepest nesting taken ([`GateConfig::max_depth`]).
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.config.max_depth = depth;
+        self
+    }
+
+    /// What a call of a tool the catalog lacks gets
+    /// ([`GateConfig::unknown_tools`]).
+    pub fn unknown_tools(mut self, policy: UnknownTools) -> Self {
+        self.config.unknown_tools = Some(policy);
+        self
+    }
+
+    /// How tools are registered when the catalog is learned
+    /// ([`GateConfig::catalog`]).
+    pub fn catalog(mut self, options: CatalogOptions) -> Self {
+        self.config.catalog = options;
+        self
+    }
+
+    /// Whether `tools/list` answers become the catalog
+    /// ([`GateConfig::learn_catalog`]).
+    pub fn learn_catalog(mut self, on: bool) -> Self {
+        self.config.learn_catalog = on;
+        self
+    }
+
+    /// Whether a `tools/list` answer passing through replaces the catalog
+    /// ([`GateConfig::learn_from_answers`]).
+    pub fn learn_from_answers(mut self, on: bool) -> Self {
+        self.config.learn_from_answers = on;
+        self
+    }
+
+    /// Whether a `tools/call` waits for a catalog
+    /// ([`GateConfig::await_catalog`]).
+    pub fn await_catalog(mut self, on: bool) -> Self {
+        self.config.await_catalog = on;
+        self
+    }
+
+    /// Pre-flight normalization of `tools/call` arguments
+    /// ([`GateConfig::normalization`]).
+    pub fn normalization(mut self, on: bool) -> Self {
+        self.config.normalization = on;
+        self
+    }
+
+    /// Whether what normalization did is told in `_meta.normalized`
+    /// ([`GateConfig::normalization_meta`]).
+    pub fn normalization_meta(mut self, on: bool) -> Self {
+        self.config.normalization_meta = on;
+        self
+    }
+
+    /// The configuration.
+    pub fn build(self) -> GateConfig {
+        self.config
+    }
+}
+
 /// The policy for a `tools/call` naming a tool the catalog lacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnknownTools {
@@ -107,18 +212,21 @@ pub enum UnknownTools {
 }
 
 impl std::str::FromStr for UnknownTools {
-    type Err = String;
+    type Err = UnknownToolsError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "reject" => Ok(UnknownTools::Reject),
             "forward" => Ok(UnknownTools::Forward),
-            other => Err(format!(
-                "unknown policy {other:?} (expected \"reject\" or \"forward\")"
-            )),
+            other => Err(UnknownToolsError(other.to_owned())),
         }
     }
 }
+
+/// A policy name that is neither `reject` nor `forward` (the name given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown policy {0:?} (expected \"reject\" or \"forward\")")]
+pub struct UnknownToolsError(pub String);
 
 /// The gate's answer to one message.
 #[derive(Debug)]
@@ -264,6 +372,15 @@ thread_local! {
 
 impl Gate {
     /// Compiles every root of the served revisions.
+    ///
+    /// ```
+    /// use mcpgate::{Gate, GateConfig, Revision};
+    ///
+    /// let gate = Gate::new(GateConfig::builder().revisions([Revision::ALL[0]]).build())?;
+    /// assert_eq!(gate.config().revisions, [Revision::ALL[0]]);
+    /// assert!(gate.catalog().is_empty());
+    /// # Ok::<(), mcpgate::CompileRootError>(())
+    /// ```
     pub fn new(config: GateConfig) -> Result<Gate, CompileRootError> {
         let serves = |lane| config.revisions.iter().any(|r| r.lane() == lane);
         let modern = if serves(Lane::Modern) {
@@ -298,6 +415,17 @@ impl Gate {
 
     /// Puts `catalog` in service; calls being checked finish with the one
     /// they started with.
+    ///
+    /// ```
+    /// use mcpgate::{Catalog, CatalogOptions, CatalogSource, Gate, GateConfig};
+    /// use serde_json::json;
+    ///
+    /// let gate = Gate::new(GateConfig::default())?;
+    /// let tools = json!([{"name": "echo", "inputSchema": {"type": "object"}}]);
+    /// gate.set_catalog(Catalog::from_json(&tools, CatalogSource::File, &CatalogOptions::default())?);
+    /// assert_eq!(gate.catalog().names().collect::<Vec<_>>(), ["echo"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn set_catalog(&self, catalog: Catalog) {
         self.catalog.store(Arc::new(catalog));
     }
@@ -329,6 +457,25 @@ impl Gate {
     /// bytes, so a request with a `Content-Encoding` other than `identity`
     /// is the frontend's to refuse (as `mcpgate serve` does, 415) or to
     /// decode and forward decoded.
+    ///
+    /// ```
+    /// use mcpgate::{Gate, GateConfig, Kind, Reason, Verdict};
+    ///
+    /// let gate = Gate::new(GateConfig::default())?;
+    /// let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")];
+    /// let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{
+    ///     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+    ///     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    /// let Verdict::Allow(allowed) = gate.check(&headers[..], list) else {
+    ///     panic!("a tools/list was refused");
+    /// };
+    /// assert_eq!(allowed.kind, Kind::Request);
+    /// let Verdict::Reject(rejection) = gate.check(&headers[..], b"{not json") else {
+    ///     panic!("a broken body was allowed");
+    /// };
+    /// assert_eq!((rejection.status, rejection.reason), (400, Reason::MalformedJson));
+    /// # Ok::<(), mcpgate::CompileRootError>(())
+    /// ```
     pub fn check(&self, headers: &(impl RequestHeaders + ?Sized), body: &[u8]) -> Verdict<'_> {
         SCRATCH.with(|scratch| self.check_with(&mut scratch.borrow_mut(), headers, body))
     }
@@ -340,6 +487,33 @@ impl Gate {
     /// the name as sent: where the upstream matches names loosely, it
     /// should match them so too (`mcpgate serve` trims whitespace around
     /// the name and ignores case).
+    ///
+    /// ```
+    /// use mcpgate::{Gate, GateConfig, Reason, Verdict};
+    ///
+    /// let gate = Gate::new(GateConfig::default())?;
+    /// let call = |name: &str| {
+    ///     let headers = [
+    ///         ("MCP-Protocol-Version", "2026-07-28"),
+    ///         ("Mcp-Method", "tools/call"),
+    ///         ("Mcp-Name", name),
+    ///     ];
+    ///     let body = format!(
+    ///         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{{
+    ///         "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+    ///         "io.modelcontextprotocol/clientCapabilities":{{}}}},
+    ///         "name":"{name}","arguments":{{}}}}}}"#
+    ///     );
+    ///     // This caller may call `search` only.
+    ///     match gate.check_permitted(&headers[..], body.as_bytes(), &|tool| tool == "search") {
+    ///         Verdict::Allow(_) => None,
+    ///         Verdict::Reject(rejection) => Some((rejection.status, rejection.reason)),
+    ///     }
+    /// };
+    /// assert_eq!(call("search"), None);
+    /// assert_eq!(call("delete"), Some((403, Reason::InsufficientScope)));
+    /// # Ok::<(), mcpgate::CompileRootError>(())
+    /// ```
     pub fn check_permitted(
         &self,
         headers: &(impl RequestHeaders + ?Sized),

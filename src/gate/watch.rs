@@ -59,6 +59,27 @@ impl Gate {
     /// Reads an upstream's answer (its body; an SSE stream when
     /// `event_stream`) to a request the gate let through with `watch`;
     /// `id` is the request's id as [`super::Allowed`] holds it.
+    ///
+    /// ```
+    /// use mcpgate::{Gate, GateConfig, Verdict};
+    ///
+    /// let gate = Gate::new(GateConfig::default())?;
+    /// let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")];
+    /// let list = br#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"_meta":{
+    ///     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+    ///     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    /// let Verdict::Allow(allowed) = gate.check(&headers[..], list) else {
+    ///     panic!("refused");
+    /// };
+    /// let watch = allowed.watch.expect("a tools/list answer is watched");
+    /// // The upstream's answer, streamed as one server-sent event.
+    /// let answer = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"tools\":[\
+    ///     {\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}}]}}\n\n";
+    /// gate.watch_answer(&watch, allowed.id.as_ref(), answer, true);
+    /// assert_eq!(gate.watched().catalogs_learned(), 1);
+    /// assert_eq!(gate.catalog().names().collect::<Vec<_>>(), ["echo"]);
+    /// # Ok::<(), mcpgate::CompileRootError>(())
+    /// ```
     pub fn watch_answer(
         &self,
         watch: &Watch,
@@ -214,11 +235,7 @@ mod tests {
 
     #[test]
     fn where_answers_do_not_teach_a_tools_list_is_not_watched_nor_learned() {
-        let gate = Gate::new(GateConfig {
-            learn_from_answers: false,
-            ..GateConfig::default()
-        })
-        .unwrap();
+        let gate = Gate::new(GateConfig::builder().learn_from_answers(false).build()).unwrap();
         gate.set_catalog(
             Catalog::from_json(
                 &json!([{"name": "kept", "inputSchema": {"type": "object"}}]),

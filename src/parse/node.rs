@@ -171,7 +171,7 @@ impl<'p> TapeNode<'p> {
 
     /// Whether this value holds, at any depth, an integer literal beyond
     /// 64 bits that its float does not hold exactly
-    /// ([`TapeNumber::Wide`]).
+    /// (`TapeNumber::Wide`).
     pub fn holds_wide_integer(&self) -> bool {
         if self.source.wide.is_empty() {
             return false;

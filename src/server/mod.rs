@@ -358,18 +358,21 @@ impl IoDriver {
 }
 
 impl FromStr for IoDriver {
-    type Err = String;
+    type Err = IoDriverError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "uring" => Ok(IoDriver::Uring),
             "epoll" => Ok(IoDriver::Epoll),
-            other => Err(format!(
-                "unknown io driver {other:?} (expected \"uring\" or \"epoll\")"
-            )),
+            other => Err(IoDriverError(other.to_owned())),
         }
     }
 }
+
+/// A driver name that is neither `uring` nor `epoll` (the name given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown io driver {0:?} (expected \"uring\" or \"epoll\")")]
+pub struct IoDriverError(pub String);
 
 impl fmt::Display for IoDriver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

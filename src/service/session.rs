@@ -41,7 +41,7 @@ impl SessionKey {
     /// A configured key: hex, or base64 (standard or URL-safe, padded or
     /// not), of at least [`KEY_MIN_BYTES`] bytes. The error never repeats
     /// the text.
-    pub fn parse(text: &str) -> Result<SessionKey, String> {
+    pub fn parse(text: &str) -> Result<SessionKey, SessionKeyError> {
         let text = text.trim();
         let hex = text.len().is_multiple_of(2) && text.bytes().all(|b| b.is_ascii_hexdigit());
         let bytes = if hex {
@@ -56,21 +56,32 @@ impl SessionKey {
                 .find_map(|engine| engine.decode(text).ok())
         };
         match bytes {
-            None => Err("is neither hex nor base64".to_owned()),
-            Some(bytes) if bytes.len() < KEY_MIN_BYTES => Err(format!(
-                "holds {} bytes; at least {KEY_MIN_BYTES} are needed",
-                bytes.len()
-            )),
+            None => Err(SessionKeyError::Encoding),
+            Some(bytes) if bytes.len() < KEY_MIN_BYTES => Err(SessionKeyError::Short(bytes.len())),
             Some(bytes) => Ok(SessionKey(bytes.into())),
         }
     }
 
     /// A key of 32 random bytes from the operating system.
-    pub fn generate() -> Result<SessionKey, String> {
+    pub fn generate() -> Result<SessionKey, SessionKeyError> {
         let mut bytes = [0u8; KEY_MIN_BYTES];
-        getrandom::fill(&mut bytes).map_err(|e| e.to_string())?;
+        getrandom::fill(&mut bytes).map_err(SessionKeyError::Random)?;
         Ok(SessionKey(bytes.to_vec().into()))
     }
+}
+
+/// Why there is no session key: a configured one that is not one (the
+/// text itself never repeated), or none drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionKeyError {
+    #[error("is neither hex nor base64")]
+    Encoding,
+    /// The bytes the text holds, too few.
+    #[error("holds {0} bytes; at least {KEY_MIN_BYTES} are needed")]
+    Short(usize),
+    /// The operating system gave no random bytes.
+    #[error("{0}")]
+    Random(getrandom::Error),
 }
 
 /// Whom a request's sessions belong to.
@@ -528,7 +539,7 @@ mod tests {
             "not a key!",
             &STANDARD.encode([1u8; 16]),
         ] {
-            let error = SessionKey::parse(bad).unwrap_err();
+            let error = SessionKey::parse(bad).unwrap_err().to_string();
             assert!(bad.is_empty() || !error.contains(bad), "{error}");
         }
         assert_eq!(format!("{:?}", key(9)), "SessionKey(..)");

@@ -44,21 +44,19 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 impl UpstreamConfig {
     /// Parses `http://host[:port][/path]` and resolves the host. Only plain
     /// `http://` (no TLS, no user info, no query or fragment).
-    pub fn parse(url: &str) -> Result<UpstreamConfig, String> {
+    pub fn parse(url: &str) -> Result<UpstreamConfig, UpstreamError> {
         let rest = url
             .strip_prefix("http://")
-            .ok_or_else(|| format!("{url:?} is not an http:// URL (https is not supported)"))?;
+            .ok_or_else(|| UpstreamError::NotHttp(url.to_owned()))?;
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, "/"),
         };
         if authority.is_empty() || authority.contains('@') {
-            return Err(format!("{url:?} has no host (or has user info)"));
+            return Err(UpstreamError::NoHost(url.to_owned()));
         }
         if path.contains(['?', '#']) || path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-            return Err(format!(
-                "{url:?}: the path may not hold a query, a fragment or spaces"
-            ));
+            return Err(UpstreamError::Path(url.to_owned()));
         }
         let with_port = if authority.ends_with(']') || !authority.contains(':') {
             format!("{authority}:80")
@@ -67,9 +65,12 @@ impl UpstreamConfig {
         };
         let addr = with_port
             .to_socket_addrs()
-            .map_err(|e| format!("{url:?}: cannot resolve the host: {e}"))?
+            .map_err(|source| UpstreamError::Resolve {
+                url: url.to_owned(),
+                source,
+            })?
             .next()
-            .ok_or_else(|| format!("{url:?}: the host resolves to no address"))?;
+            .ok_or_else(|| UpstreamError::NoAddress(url.to_owned()))?;
         Ok(UpstreamConfig {
             url: url.to_owned(),
             addr,
@@ -80,6 +81,22 @@ impl UpstreamConfig {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
         })
     }
+}
+
+/// Why the upstream's URL cannot be used (the URL, as configured, in
+/// each).
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    #[error("{0:?} is not an http:// URL (https is not supported)")]
+    NotHttp(String),
+    #[error("{0:?} has no host (or has user info)")]
+    NoHost(String),
+    #[error("{0:?}: the path may not hold a query, a fragment or spaces")]
+    Path(String),
+    #[error("{url:?}: cannot resolve the host: {source}")]
+    Resolve { url: String, source: std::io::Error },
+    #[error("{0:?}: the host resolves to no address")]
+    NoAddress(String),
 }
 
 /// Why there is no answer to relay. The service turns each into its

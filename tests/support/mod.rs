@@ -214,7 +214,7 @@ pub fn modern_headers(message: &Value) -> Vec<(String, String)> {
     let mut headers = vec![("MCP-Protocol-Version".to_owned(), MODERN.to_owned())];
     if let Some(method) = message["method"].as_str() {
         headers.push(("Mcp-Method".to_owned(), method.to_owned()));
-        let member = mcpgate::internal::gate::binding::name_member(method);
+        let member = mcpgate::unstable::gate::binding::name_member(method);
         if let Some(value) = member.and_then(|m| message["params"][m].as_str()) {
             headers.push(("Mcp-Name".to_owned(), value.to_owned()));
         }
@@ -245,7 +245,7 @@ impl OfficialError {
         let spec = official_spec();
         let official = read_json(&spec.join(revision).join("schema.json"));
         let schema =
-            mcpgate::internal::protocol::root_schema(&official, "JSONRPCErrorResponse").unwrap();
+            mcpgate::unstable::protocol::root_schema(&official, "JSONRPCErrorResponse").unwrap();
         Some(OfficialError(
             jsonschema::draft202012::new(&schema).unwrap(),
         ))

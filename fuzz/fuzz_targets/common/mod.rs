@@ -4,14 +4,14 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use mcpgate::internal::distill::{ECHO_BOUND, MAX_LOCATIONS, MAX_PROBLEMS};
-use mcpgate::internal::reject::codes::DataKey;
-use mcpgate::internal::reject::dialect::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_HINTS};
-use mcpgate::internal::reject::envelope::MAX_MESSAGE_BYTES;
-use mcpgate::internal::reject::{Dialect, Rejecter, TABLE, row};
-use mcpgate::internal::server::http::{FrameLimits, frame_request};
-use mcpgate::internal::service::http_error_reason;
-use mcpgate::internal::service::wire::WirePolicy;
+use mcpgate::unstable::distill::{ECHO_BOUND, MAX_LOCATIONS, MAX_PROBLEMS};
+use mcpgate::unstable::reject::codes::DataKey;
+use mcpgate::unstable::reject::dialect::{MAX_EXAMPLE_BYTES, MAX_EXAMPLES, MAX_HINTS};
+use mcpgate::unstable::reject::envelope::MAX_MESSAGE_BYTES;
+use mcpgate::unstable::reject::{Dialect, Rejecter, TABLE, row};
+use mcpgate::unstable::server::http::{FrameLimits, frame_request};
+use mcpgate::unstable::service::http_error_reason;
+use mcpgate::unstable::service::wire::WirePolicy;
 use mcpgate::{
     Catalog, CatalogOptions, Gate, GateConfig, Reason, Rejection, RequestHeaders, Verdict,
 };
@@ -25,11 +25,8 @@ pub const BODY_LIMIT: usize = 64 * 1024;
 pub fn gate() -> &'static Gate {
     static GATE: OnceLock<Gate> = OnceLock::new();
     GATE.get_or_init(|| {
-        let gate = Gate::new(GateConfig {
-            body_limit: BODY_LIMIT,
-            ..GateConfig::default()
-        })
-        .expect("the protocol roots compile");
+        let gate = Gate::new(GateConfig::builder().body_limit(BODY_LIMIT).build())
+            .expect("the protocol roots compile");
         // From the fuzz crate or from the main crate's tests.
         let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let path = [
@@ -285,7 +282,7 @@ pub fn modern_headers(body: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
     };
     if let Some(method) = value.get("method").and_then(Value::as_str) {
         headers.push(("Mcp-Method", method.as_bytes().to_vec()));
-        let member = mcpgate::internal::gate::binding::name_member(method);
+        let member = mcpgate::unstable::gate::binding::name_member(method);
         if let Some(name) = member.and_then(|m| value["params"].get(m)?.as_str()) {
             headers.push(("Mcp-Name", header_value(name)));
         }

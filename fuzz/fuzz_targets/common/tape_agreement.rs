@@ -7,7 +7,7 @@
 
 use jsonschema::json::cmp::equal;
 use jsonschema::{Draft, Validator};
-use mcpgate::internal::parse::{ParseLimits, Parser, TapeJson, TapeNode};
+use mcpgate::unstable::parse::{ParseLimits, Parser, TapeJson, TapeNode};
 use serde_json::Value;
 
 pub struct Pair {

@@ -31,7 +31,7 @@ use hints::HintInput;
 
 /// The gates a refused call's problems are sorted into, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Gate {
+pub enum ValueGate {
     /// Properties the call must give and did not.
     Required,
     /// Keys the tool's closed schema does not name.
@@ -40,26 +40,32 @@ pub enum Gate {
     Values,
 }
 
-impl Gate {
+impl ValueGate {
     /// The gate of a problem found at a location `depth` tokens under the
     /// arguments. Only the arguments' own properties are the required
     /// gate's: a `required` inside a property's schema is part of the value
     /// it constrains, answered with the other value problems.
-    fn of(keyword: Keyword, depth: usize) -> Gate {
+    fn of(keyword: Keyword, depth: usize) -> ValueGate {
         match keyword {
-            Keyword::Required | Keyword::DependentRequired if depth == 0 => Gate::Required,
-            Keyword::AdditionalProperties | Keyword::UnevaluatedProperties => Gate::UnknownKeys,
-            _ => Gate::Values,
+            Keyword::Required | Keyword::DependentRequired if depth == 0 => ValueGate::Required,
+            Keyword::AdditionalProperties | Keyword::UnevaluatedProperties => {
+                ValueGate::UnknownKeys
+            }
+            _ => ValueGate::Values,
         }
     }
 }
 
 /// The collector class of a problem: its gate's place in the order.
 fn gate_class(keyword: Keyword, depth: usize) -> usize {
-    Gate::of(keyword, depth) as usize
+    ValueGate::of(keyword, depth) as usize
 }
 
-const GATES: [Gate; 3] = [Gate::Required, Gate::UnknownKeys, Gate::Values];
+const GATES: [ValueGate; 3] = [
+    ValueGate::Required,
+    ValueGate::UnknownKeys,
+    ValueGate::Values,
+];
 
 /// Explains why `arguments` (absent: `{}`) fail the tool's root, keeping
 /// the problems of the first gate that has any (one walk sorts every
@@ -68,7 +74,7 @@ const GATES: [Gate; 3] = [Gate::Required, Gate::UnknownKeys, Gate::Values];
 pub fn explain_counted(
     tool: &Tool,
     arguments: Option<TapeNode<'_>>,
-) -> ((Distilled, Gate), ExplainCost) {
+) -> ((Distilled, ValueGate), ExplainCost) {
     match arguments {
         Some(arguments) => explain_gates(tool, arguments),
         None => {
@@ -76,7 +82,7 @@ pub fn explain_counted(
             match parser.parse(b"{}", ParseLimits { max_depth: 1 }) {
                 Ok(empty) => explain_gates(tool, empty.root()),
                 Err(_) => (
-                    (Distilled::unexplained(false), Gate::Values),
+                    (Distilled::unexplained(false), ValueGate::Values),
                     ExplainCost::default(),
                 ),
             }
@@ -103,7 +109,7 @@ thread_local! {
     static EMPTY_ARGUMENTS: RefCell<Parser> = RefCell::new(Parser::default());
 }
 
-fn explain_gates(tool: &Tool, instance: TapeNode<'_>) -> ((Distilled, Gate), ExplainCost) {
+fn explain_gates(tool: &Tool, instance: TapeNode<'_>) -> ((Distilled, ValueGate), ExplainCost) {
     with_collector(|collector| explain_into(tool, instance, collector))
 }
 
@@ -124,7 +130,7 @@ fn explain_into(
     tool: &Tool,
     instance: TapeNode<'_>,
     collector: &mut Collector,
-) -> ((Distilled, Gate), ExplainCost) {
+) -> ((Distilled, ValueGate), ExplainCost) {
     explain(tool, instance, collector);
     let cost = ExplainCost {
         walks: collector.walks(),
@@ -134,13 +140,13 @@ fn explain_into(
     match collector.finish_first_class() {
         Some((mut distilled, class)) if distilled.total > 0 => {
             let gate = GATES[class];
-            if gate == Gate::Required {
+            if gate == ValueGate::Required {
                 // Each missing property is reported at its own location.
                 distilled.total = distilled.total.max(distilled.problem_count);
             }
             ((distilled, gate), cost)
         }
-        _ => ((Distilled::unexplained(false), Gate::Values), cost),
+        _ => ((Distilled::unexplained(false), ValueGate::Values), cost),
     }
 }
 
@@ -267,7 +273,7 @@ fn refuse_from<T, R>(
                         envelope.add(&at, problem);
                     }
                 }
-                let total = if gate == Gate::Required {
+                let total = if gate == ValueGate::Required {
                     // Each missing property is reported at its own location.
                     found.total.max(found.problem_count)
                 } else {

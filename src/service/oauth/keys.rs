@@ -39,38 +39,91 @@ impl JwksSource {
     }
 
     /// Reads or fetches the document and builds its keys.
-    pub fn load(&self) -> Result<KeySet, String> {
+    pub fn load(&self) -> Result<KeySet, JwksError> {
         let text = match self {
             JwksSource::File(path) => {
-                let file =
-                    std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+                let read = |source| JwksError::Read {
+                    path: path.clone(),
+                    source,
+                };
+                let file = std::fs::File::open(path).map_err(read)?;
                 let mut text = String::new();
                 file.take(MAX_JWKS_BYTES + 1)
                     .read_to_string(&mut text)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                    .map_err(read)?;
                 text
             }
-            JwksSource::Url(url) => fetch(url)?,
+            JwksSource::Url(url) => fetch(url).map_err(|source| JwksError::Fetch {
+                url: url.clone(),
+                source,
+            })?,
         };
         if text.len() as u64 > MAX_JWKS_BYTES {
-            return Err(format!("the JWKS is larger than {MAX_JWKS_BYTES} bytes"));
+            return Err(JwksError::TooLarge);
         }
         KeySet::parse(&text)
     }
 }
 
-fn fetch(url: &str) -> Result<String, String> {
+/// Why no key set came from a JWKS source.
+#[derive(Debug, thiserror::Error)]
+pub enum JwksError {
+    /// The file could not be opened or read.
+    #[error("{}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The URL could not be fetched.
+    #[error("{url}: {source}")]
+    Fetch { url: String, source: ureq::Error },
+    #[error("the JWKS is larger than {MAX_JWKS_BYTES} bytes")]
+    TooLarge,
+    #[error("the JWKS is not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("the JWKS has no `keys` array")]
+    NoKeys,
+    #[error("the JWKS has more than {MAX_KEYS} keys")]
+    TooManyKeys,
+    /// The key at `index` of `keys` (counted from 0).
+    #[error("key {index}: {error}")]
+    Key { index: usize, error: KeyError },
+    /// Every key is for encryption.
+    #[error("the JWKS has no signing key")]
+    NoSigningKey,
+}
+
+/// Why one JSON Web Key is not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("a symmetric (`oct`) key is not accepted")]
+    Symmetric,
+    #[error(
+        "unknown algorithm: key type {kty:?}{} (RSA, EC P-256 and OKP Ed25519 are verified)",
+        .curve.as_ref().map(|c| format!(" on curve {c:?}")).unwrap_or_default()
+    )]
+    UnknownKeyType { kty: String, curve: Option<String> },
+    #[error("unknown algorithm {alg:?} (RS256, PS256, ES256 and EdDSA are verified)")]
+    UnknownAlgorithm { alg: String },
+    #[error("algorithm {alg:?} does not fit key type {kty:?}")]
+    AlgorithmMismatch { alg: String, kty: String },
+    #[error("not a JSON Web Key: {0}")]
+    NotJwk(serde_json::Error),
+    #[error("unusable key: {0}")]
+    Unusable(jsonwebtoken::errors::Error),
+}
+
+fn fetch(url: &str) -> Result<String, ureq::Error> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(Duration::from_secs(10)))
         .build()
         .into();
-    let mut answer = agent.get(url).call().map_err(|e| format!("{url}: {e}"))?;
+    let mut answer = agent.get(url).call()?;
     answer
         .body_mut()
         .with_config()
         .limit(MAX_JWKS_BYTES)
         .read_to_string()
-        .map_err(|e| format!("{url}: {e}"))
 }
 
 /// One verification key.
@@ -100,25 +153,24 @@ impl KeySet {
     /// The signing keys of a JWKS document; keys marked for encryption
     /// (`"use": "enc"`) are left out. An algorithm the gateway does not
     /// verify, or a symmetric key, is an error.
-    pub fn parse(text: &str) -> Result<KeySet, String> {
-        let document: Value =
-            serde_json::from_str(text).map_err(|e| format!("the JWKS is not JSON: {e}"))?;
+    pub fn parse(text: &str) -> Result<KeySet, JwksError> {
+        let document: Value = serde_json::from_str(text).map_err(JwksError::NotJson)?;
         let Some(keys) = document.get("keys").and_then(Value::as_array) else {
-            return Err("the JWKS has no `keys` array".to_owned());
+            return Err(JwksError::NoKeys);
         };
         if keys.len() > MAX_KEYS {
-            return Err(format!("the JWKS has more than {MAX_KEYS} keys"));
+            return Err(JwksError::TooManyKeys);
         }
         let mut set = KeySet::default();
         for (index, jwk) in keys.iter().enumerate() {
             if jwk.get("use").and_then(Value::as_str) == Some("enc") {
                 continue;
             }
-            let key = Key::from_jwk(jwk).map_err(|e| format!("key {index}: {e}"))?;
+            let key = Key::from_jwk(jwk).map_err(|error| JwksError::Key { index, error })?;
             set.keys.push(key);
         }
         if set.keys.is_empty() {
-            return Err("the JWKS has no signing key".to_owned());
+            return Err(JwksError::NoSigningKey);
         }
         Ok(set)
     }
@@ -135,19 +187,19 @@ impl KeySet {
 const RSA: &[Algorithm] = &[Algorithm::RS256, Algorithm::PS256];
 
 impl Key {
-    fn from_jwk(jwk: &Value) -> Result<Key, String> {
+    fn from_jwk(jwk: &Value) -> Result<Key, KeyError> {
         let kty = jwk.get("kty").and_then(Value::as_str).unwrap_or_default();
         let crv = jwk.get("crv").and_then(Value::as_str);
         let by_type: &'static [Algorithm] = match (kty, crv) {
             ("RSA", _) => RSA,
             ("EC", Some("P-256")) => &[Algorithm::ES256],
             ("OKP", Some("Ed25519")) => &[Algorithm::EdDSA],
-            ("oct", _) => return Err("a symmetric (`oct`) key is not accepted".to_owned()),
+            ("oct", _) => return Err(KeyError::Symmetric),
             _ => {
-                return Err(format!(
-                    "unknown algorithm: key type {kty:?}{} (RSA, EC P-256 and OKP Ed25519 are verified)",
-                    crv.map(|c| format!(" on curve {c:?}")).unwrap_or_default()
-                ));
+                return Err(KeyError::UnknownKeyType {
+                    kty: kty.to_owned(),
+                    curve: crv.map(str::to_owned),
+                });
             }
         };
         let algorithms: &'static [Algorithm] = match jwk.get("alg") {
@@ -160,20 +212,22 @@ impl Key {
                     "ES256" => &[Algorithm::ES256],
                     "EdDSA" => &[Algorithm::EdDSA],
                     _ => {
-                        return Err(format!(
-                            "unknown algorithm {alg:?} (RS256, PS256, ES256 and EdDSA are verified)"
-                        ));
+                        return Err(KeyError::UnknownAlgorithm {
+                            alg: alg.to_owned(),
+                        });
                     }
                 };
                 if !by_type.contains(&named[0]) {
-                    return Err(format!("algorithm {alg:?} does not fit key type {kty:?}"));
+                    return Err(KeyError::AlgorithmMismatch {
+                        alg: alg.to_owned(),
+                        kty: kty.to_owned(),
+                    });
                 }
                 named
             }
         };
-        let parsed: Jwk =
-            serde_json::from_value(jwk.clone()).map_err(|e| format!("not a JSON Web Key: {e}"))?;
-        let key = DecodingKey::from_jwk(&parsed).map_err(|e| format!("unusable key: {e}"))?;
+        let parsed: Jwk = serde_json::from_value(jwk.clone()).map_err(KeyError::NotJwk)?;
+        let key = DecodingKey::from_jwk(&parsed).map_err(KeyError::Unusable)?;
         Ok(Key {
             kid: parsed.common.key_id,
             algorithms,
@@ -319,7 +373,7 @@ mod tests {
             ("[", "not JSON"),
             (r#"{"keys":[{"kty":"RSA","n":7}]}"#, "key 0: unusable key"),
         ] {
-            let error = KeySet::parse(jwks).unwrap_err();
+            let error = KeySet::parse(jwks).unwrap_err().to_string();
             assert!(error.contains(says), "{jwks}: {error}");
         }
     }

@@ -92,9 +92,9 @@ impl OAuth {
             key: "oauth_resource",
             message: format!("{:?} is not an http:// or https:// URL", config.resource),
         })?;
-        let keys = config.jwks.load().map_err(|message| OAuthError {
+        let keys = config.jwks.load().map_err(|error| OAuthError {
             key: config.jwks.key(),
-            message,
+            message: error.to_string(),
         })?;
         tracing::info!(
             issuer = %config.issuer,

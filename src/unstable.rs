@@ -1,14 +1,17 @@
-//! Not part of the API. Nothing here is promised to stay, to keep its
-//! name or to keep its meaning from one version to the next; an embedder
-//! uses the crate root.
+//! Internals for the crate's own tests, benches and fuzz targets, behind
+//! the `unstable-internals` feature.
 //!
-//! The crate's modules are private. This one is public, and hidden from
-//! the documentation, only so that the binary (`src/main.rs`), the tests,
-//! the benches, the fuzz targets and the examples can reach the internals
-//! they drive or measure. Each submodule mirrors the crate module of the
-//! same name and re-exports only what those users name, so that
+//! **Outside semver.** Nothing here is promised to stay, to keep its name
+//! or to keep its meaning from one version to the next, whatever the
+//! crate's version says. It exists so that the crate's tests, benches,
+//! fuzz targets and examples can reach the internals they drive or
+//! measure; an embedder uses the crate root, which holds everything a
+//! frontend needs.
+//!
+//! Each submodule mirrors the crate module of the same name and re-exports
+//! only what those users name, so that
 //! `crate::gate::dispatch::gate_root_schema` inside the crate is
-//! `mcpgate::internal::gate::dispatch::gate_root_schema` outside it. What
+//! `mcpgate::unstable::gate::dispatch::gate_root_schema` outside it. What
 //! the crate root exports is not repeated here, and two functions stand
 //! for methods the crate keeps to itself ([`catalog::tool`],
 //! [`reject::row`]). With `default-features = false` only the gate's
@@ -58,7 +61,7 @@ pub mod gate {
 
     /// The value gate (`crate::gate::value`).
     pub mod value {
-        pub use crate::gate::value::{ExplainCost, Gate, explain_counted};
+        pub use crate::gate::value::{ExplainCost, ValueGate, explain_counted};
     }
 }
 
@@ -108,14 +111,9 @@ pub mod reject {
     }
 }
 
-/// The command line (`crate::cli`).
-#[cfg(feature = "server")]
-pub mod cli {
-    pub use crate::cli::main;
-}
-
 /// The HTTP/1.1 server (`crate::server`).
 #[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod server {
     pub use crate::server::{
         Head, HttpError, IoDriver, Reply, Response, ServerConfig, Service, ShutdownSignal,
@@ -130,6 +128,7 @@ pub mod server {
 
 /// The routes around the gate (`crate::service`).
 #[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod service {
     pub use crate::service::http_error_reason;
 
@@ -141,6 +140,7 @@ pub mod service {
 
 /// The forwarder (`crate::upstream`).
 #[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod upstream {
     pub use crate::upstream::is_hop_by_hop;
 
