@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use toml::Table;
 
 use crate::gate::GateConfig;
+use crate::service::oauth::tool_scopes::parse as parse_tool_scopes;
 
 pub use validate::Settings;
 
@@ -123,7 +123,7 @@ pub struct Raw {
     #[arg(long, env = "MCPGATE_OAUTH_SCOPES_REQUIRED", value_parser = list)]
     pub oauth_scopes_required: Option<Strings>,
     /// OAuth: the scopes a tool's `tools/call` needs, `tool=scope scope;tool=scope`.
-    #[arg(long, env = "MCPGATE_OAUTH_TOOL_SCOPES", value_parser = tool_scopes)]
+    #[arg(long, env = "MCPGATE_OAUTH_TOOL_SCOPES", value_parser = parse_tool_scopes)]
     pub oauth_tool_scopes: Option<BTreeMap<String, Vec<String>>>,
     /// OAuth: pass the client's `Authorization` on to the upstream [default: false].
     #[arg(long, env = "MCPGATE_OAUTH_FORWARD_AUTHORIZATION", value_parser = boolean)]
@@ -174,49 +174,34 @@ impl NormalizationArgs {
     }
 }
 
-/// Where a key's value was set: `in FILE`, `from VARIABLE`, `from --FLAG`.
-pub type Source = String;
-
-/// A setting that cannot be used, by key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A setting that cannot be used, by key, and where it was set (`in FILE`,
+/// `from VARIABLE`, `from --FLAG`; none: the error is not one value's).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("config key `{key}`{}: {message}", origin.as_ref().map_or(String::new(), |o| format!(" ({o})")))]
 pub struct ConfigError {
     pub key: String,
     pub message: String,
-    /// Where the value was set (none: the error is not one value's).
-    pub source: Option<Source>,
+    pub origin: Option<String>,
 }
 
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "config key `{}`", self.key)?;
-        if let Some(source) = &self.source {
-            write!(f, " ({source})")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-fn error(key: &str, message: impl Into<String>, source: Option<Source>) -> ConfigError {
-    let key = key.to_owned();
+fn error(key: &str, message: impl Into<String>, origin: Option<String>) -> ConfigError {
     ConfigError {
-        key,
+        key: key.to_owned(),
         message: message.into(),
-        source,
+        origin,
     }
 }
 
 /// The source of a key set by a flag.
-pub fn flag(key: &str) -> Source {
+pub fn flag(key: &str) -> String {
     format!("from --{}", key.replace('_', "-"))
 }
 
 /// A layer: its keys, and where it set them.
-type Layer<'a> = (Table, &'a dyn Fn(&str) -> Source);
+type Layer<'a> = (Table, &'a dyn Fn(&str) -> String);
 
 /// The layers, each over those before: the keys, and where each was set.
-fn merge(layers: Vec<Layer>) -> (Table, BTreeMap<String, Source>) {
+fn merge(layers: Vec<Layer>) -> (Table, BTreeMap<String, String>) {
     let (mut merged, mut from) = (Table::new(), BTreeMap::new());
     for (table, source) in layers {
         from.extend(table.keys().map(|key| (key.clone(), source(key))));
@@ -236,7 +221,7 @@ fn table(layer: &impl Serialize) -> Result<Table, ConfigError> {
     Table::try_from(layer).map_err(|e| error("config", e.to_string(), None))
 }
 
-fn contract_source(key: &str) -> Source {
+fn contract_source(key: &str) -> String {
     let (_, name) = CONTRACT.iter().find(|(k, _)| *k == key).expect("a switch");
     format!("from {name}")
 }
@@ -257,11 +242,10 @@ fn contract(var: impl Fn(&str) -> Option<String>) -> Result<Table, ConfigError> 
 /// The file's keys, relative paths made relative to its directory.
 fn file(path: &Path) -> Result<Table, ConfigError> {
     let from = || Some(format!("in {}", path.display()));
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| error("config", format!("{}: {e}", path.display()), None))?;
-    let keys: Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| error("config", e.to_string().trim_end(), from()))?;
+    let unread = |e| error("config", format!("{}: {e}", path.display()), None);
+    let text = std::fs::read_to_string(path).map_err(unread)?;
+    let bad = |e: toml::de::Error| error("config", e.to_string().trim_end(), from());
+    let keys: Table = text.parse().map_err(bad)?;
     let mut raw: Raw = keys.clone().try_into().map_err(|e: toml::de::Error| {
         // The key at fault: the first that cannot be read alone.
         let alone = |(k, v): &(&String, &toml::Value)| {
@@ -276,9 +260,7 @@ fn file(path: &Path) -> Result<Table, ConfigError> {
         *path = dir.join(&*path);
     }
     let strict = &mut raw.switches.strict_unknown_fields;
-    if let (Some(a), Some(b)) = (*strict, raw.close_tool_schemas)
-        && a != b
-    {
+    if strict.is_some_and(|a| raw.close_tool_schemas.is_some_and(|b| a != b)) {
         let message = "disagrees with close_tool_schemas, its older name";
         return Err(error("strict_unknown_fields", message, from()));
     }
@@ -291,7 +273,7 @@ impl Settings {
     /// set a key; `var` reads the contract's variables), merged and validated.
     pub fn resolve<S, V>(flags: &Raw, from_cli: S, var: V) -> Result<Settings, ConfigError>
     where
-        S: Fn(&str) -> Source,
+        S: Fn(&str) -> String,
         V: Fn(&str) -> Option<String>,
     {
         let in_file = |_: &str| format!("in {}", flags.config.as_ref().unwrap().display());
@@ -313,8 +295,6 @@ pub enum ValueError {
     Number(String),
     #[error("{0:?} is not true or false")]
     Boolean(String),
-    #[error("{0:?} is not tool=scope")]
-    ToolScope(String),
 }
 
 /// A number, spaces around it allowed.
@@ -336,19 +316,6 @@ fn boolean(text: &str) -> Result<bool, ValueError> {
 fn list(text: &str) -> Result<Strings, std::convert::Infallible> {
     let items = text.split(',').map(str::trim).filter(|s| !s.is_empty());
     Ok(items.map(str::to_owned).collect())
-}
-
-/// `tool=scope scope;tool=scope`.
-fn tool_scopes(text: &str) -> Result<BTreeMap<String, Vec<String>>, ValueError> {
-    let mut table = BTreeMap::new();
-    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
-        let Some((tool, needed)) = entry.split_once('=') else {
-            return Err(ValueError::ToolScope(entry.to_owned()));
-        };
-        let needed = needed.split_whitespace().map(str::to_owned).collect();
-        table.insert(tool.trim().to_owned(), needed);
-    }
-    Ok(table)
 }
 
 #[cfg(test)]

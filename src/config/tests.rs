@@ -232,7 +232,7 @@ fn a_wrong_value_names_its_key() {
         assert_eq!(error.key, key, "{error}");
         assert!(error.to_string().contains(key));
         // And where it was set.
-        let source = error.source.clone().unwrap();
+        let source = error.origin.clone().unwrap();
         match args.is_empty() {
             true => assert!(
                 source.starts_with("in ") && source.ends_with(".toml"),

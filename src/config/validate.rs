@@ -1,23 +1,18 @@
 //! The merged keys checked once and turned into what `serve` runs with.
 
 use std::collections::BTreeMap;
-use std::fmt::Display;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::ops::RangeInclusive;
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use toml::Table;
 
-use super::{ConfigError, Raw, Source};
+use super::{ConfigError, Raw};
 use crate::gate::{GateConfig, UnknownTools};
 use crate::protocol::Revision;
 use crate::server::{IoDriver, MAX_HEADERS_CAP, ServerConfig};
-use crate::service::oauth::keys::JwksSource;
-use crate::service::oauth::{OAuthConfig, is_scope_token};
-use crate::service::session::SessionKey;
-use crate::service::wire::WirePolicy;
+use crate::service::oauth::{OAuthConfig, is_http_url, is_scope_token, may_carry_identity};
+use crate::service::{oauth::keys::JwksSource, session::SessionKey, wire::WirePolicy};
 use crate::upstream::UpstreamConfig;
 
 /// Everything `serve` runs with.
@@ -44,6 +39,8 @@ const SOME: Range = (1..=i64::MAX, "must be at least 1");
 const A_YEAR: Range = (1..=365 * 24 * 3600 * 1000, "must be between 1 and a year");
 const A_WEEK: Range = (1..=7 * 24 * 3600, "must be between 1 and a week");
 const _: () = assert!(MAX_HEADERS_CAP == 256);
+const JWKS_BOTH: &str = "give oauth_jwks_file or oauth_jwks_url, not both";
+const JWKS_NEITHER: &str = "oauth_jwks_file or oauth_jwks_url is needed with oauth_issuer";
 
 type Checked<T> = Result<T, ConfigError>;
 
@@ -51,7 +48,7 @@ type Checked<T> = Result<T, ConfigError>;
 pub(super) struct Given {
     pub raw: Raw,
     pub keys: Table,
-    pub from: BTreeMap<String, Source>,
+    pub from: BTreeMap<String, String>,
 }
 
 /// `ms` milliseconds, else `default`.
@@ -134,27 +131,24 @@ impl Given {
     /// `listen`: an address, or a host name and port resolved now.
     fn listen(&self) -> Checked<SocketAddr> {
         let text = self.raw.listen.as_deref().unwrap_or("127.0.0.1:8080");
-        if let Ok(address) = text.parse() {
-            return Ok(address);
-        }
-        let bad = |why: &dyn Display| {
+        let resolved = text.to_socket_addrs().map(|mut all| all.next());
+        let Ok(Some(address)) = resolved else {
+            let why = resolved.map_or_else(|e| e.to_string(), |_| "no address".to_owned());
             let message = format!("{text:?} is not an address like 127.0.0.1:8080 ({why})");
-            self.error("listen", message)
+            return Err(self.error("listen", message));
         };
-        let mut addresses = text.to_socket_addrs().map_err(|e| bad(&e))?;
-        let address = addresses.next().ok_or_else(|| bad(&"no address"))?;
-        tracing::info!(target: "mcpgate::config", "listen: {text} resolves to {address}, used");
+        if text.parse::<SocketAddr>().is_err() {
+            tracing::info!(target: "mcpgate::config", "listen: {text} resolves to {address}, used");
+        }
         Ok(address)
     }
 
     fn server(&self) -> Checked<ServerConfig> {
         let (r, mut s) = (&self.raw, ServerConfig::new(self.listen()?));
-        let driver = r
-            .io_driver
-            .as_deref()
-            .map(str::parse::<IoDriver>)
-            .transpose();
-        let driver = driver.map_err(|e| self.error("io_driver", e.to_string()))?;
+        let driver = r.io_driver.as_deref().map(str::parse::<IoDriver>);
+        let driver = driver
+            .transpose()
+            .map_err(|e| self.error("io_driver", e.to_string()))?;
         s.io_driver = driver.unwrap_or_else(IoDriver::default_here);
         s.workers = r.workers.unwrap_or(s.workers);
         s.max_headers = r.max_headers.unwrap_or(s.max_headers);
@@ -213,9 +207,8 @@ impl Given {
             };
         };
         self.http_url("oauth_issuer", &issuer, "", true)?;
-        let resource = raw.oauth_resource.clone();
-        let resource =
-            resource.ok_or_else(|| self.error("oauth_resource", "is needed with oauth_issuer"))?;
+        let needed = || self.error("oauth_resource", "is needed with oauth_issuer");
+        let resource = raw.oauth_resource.clone().ok_or_else(needed)?;
         let query = resource.contains(['?', '#']);
         self.http_url("oauth_resource", &resource, " without a query", !query)?;
         let jwks = self.jwks()?;
@@ -256,48 +249,29 @@ impl Given {
                 self.http_url("oauth_jwks_url", url, "", true)?;
                 return Ok(JwksSource::Url(url.clone()));
             }
-            (Some(_), Some(_)) => (
-                "oauth_jwks_url",
-                "give oauth_jwks_file or oauth_jwks_url, not both",
-            ),
-            (None, None) => (
-                "oauth_jwks_file",
-                "oauth_jwks_file or oauth_jwks_url is needed with oauth_issuer",
-            ),
+            (Some(_), Some(_)) => ("oauth_jwks_url", JWKS_BOTH),
+            (None, None) => ("oauth_jwks_file", JWKS_NEITHER),
         };
         Err(self.error(key, message))
     }
 
     /// `text` is an `http://` or `https://` URL with a host, and `also` (`what_else`) holds.
     fn http_url(&self, key: &str, text: &str, what_else: &str, also: bool) -> Checked<()> {
-        let rest = text
-            .strip_prefix("https://")
-            .or_else(|| text.strip_prefix("http://"));
-        let host = rest.is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
-        if also && host && !text.contains(|c: char| c.is_whitespace() || c == '"') {
+        if also && is_http_url(text) {
             return Ok(());
         }
         let message = format!("{text:?} is not an http:// or https:// URL{what_else}");
         Err(self.error(key, message))
     }
 
-    /// A header the upstream may receive an identity in: none the gateway frames or reads.
+    /// A header the upstream may receive an identity in.
     fn header(&self, key: &str, name: &Option<String>) -> Checked<Option<String>> {
-        let Some(name) = name.clone() else {
-            return Ok(None);
-        };
-        let framing = "host content-length transfer-encoding connection authorization";
-        let mut framing = framing.split(' ').chain(["content-type", "accept"]);
-        // No `_`: stacks that read `_` as `-` would take a client's
-        // `X-Auth-Subject` for the gateway's `X_Auth_Subject`.
-        if name.is_empty()
-            || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-            || framing.any(|f| f.eq_ignore_ascii_case(&name))
-            || name.to_ascii_lowercase().starts_with("mcp-")
-        {
-            let message = format!("{name:?} is not a header name the gateway may set");
-            return Err(self.error(key, message));
+        match name {
+            Some(name) if !may_carry_identity(name) => {
+                let message = format!("{name:?} is not a header name the gateway may set");
+                Err(self.error(key, message))
+            }
+            _ => Ok(name.clone()),
         }
-        Ok(Some(name))
     }
 }

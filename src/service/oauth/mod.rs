@@ -285,6 +285,36 @@ pub fn is_scope_token(scope: &str) -> bool {
             .all(|b| b == 0x21 || (0x23..=0x5B).contains(&b) || (0x5D..=0x7E).contains(&b))
 }
 
+/// `text` is an `http://` or `https://` URL with a host, holding nothing a
+/// header or a JSON string would have to escape.
+pub fn is_http_url(text: &str) -> bool {
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"));
+    rest.is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
+        && !text.contains(|c: char| c.is_whitespace() || c == '"')
+}
+
+/// A header the gateway may tell the upstream a caller's identity in: none
+/// it frames or reads, no `Mcp-*`, and no `_`, since stacks that read `_`
+/// as `-` would take a client's `X-Auth-Subject` for the gateway's
+/// `X_Auth_Subject`.
+pub fn may_carry_identity(name: &str) -> bool {
+    const FRAMED_OR_READ: [&str; 7] = [
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "authorization",
+        "content-type",
+        "accept",
+    ];
+    !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !FRAMED_OR_READ.iter().any(|f| f.eq_ignore_ascii_case(name))
+        && !name.to_ascii_lowercase().starts_with("mcp-")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,24 @@ use rustc_hash::FxHashMap;
 
 use crate::catalog::loose::{self, chars as loose_chars, hash as loose_hash};
 
+/// An `oauth_tool_scopes` entry that is not `tool=scope …`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not tool=scope")]
+pub struct NotToolScope(pub String);
+
+/// `oauth_tool_scopes` as a flag or variable gives it,
+/// `tool=scope scope;tool=scope`.
+pub fn parse(text: &str) -> Result<BTreeMap<String, Vec<String>>, NotToolScope> {
+    let mut table = BTreeMap::new();
+    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let bad = || NotToolScope(entry.to_owned());
+        let (tool, needed) = entry.split_once('=').ok_or_else(bad)?;
+        let needed = needed.split_whitespace().map(str::to_owned).collect();
+        table.insert(tool.trim().to_owned(), needed);
+    }
+    Ok(table)
+}
+
 /// The configured tools' scopes, by loose name.
 #[derive(Debug, Default)]
 pub struct ToolScopes {
