@@ -117,17 +117,10 @@ pids+=("$open_pid")
 
 # Each side answers as it must: plain names no session, session its own
 # sealed id again (a refused session would measure the refusal).
-for check in "plain 200 -" "session 200 $sealed"; do
-    read -r req want_status want_session <<<"$check"
-    read -r status session < <(curl_call "$gate_addr" "$req")
-    if [ "$status" != "$want_status" ] || [ "$session" != "$want_session" ]; then
-        echo "session-load.sh: $req answered $status naming $session" >&2
-        exit 1
-    fi
-done
-for check in "open 200 -" "raw 200 $upstream_session"; do
-    read -r req want_status want_session <<<"$check"
-    read -r status session < <(curl_call "$open_addr" "$req")
+for check in "$gate_addr plain 200 -" "$gate_addr session 200 $sealed" \
+    "$open_addr open 200 -" "$open_addr raw 200 $upstream_session"; do
+    read -r addr req want_status want_session <<<"$check"
+    read -r status session < <(curl_call "$addr" "$req")
     if [ "$status" != "$want_status" ] || [ "$session" != "$want_session" ]; then
         echo "session-load.sh: $req answered $status naming $session" >&2
         exit 1
