@@ -182,7 +182,10 @@ fn a_preflight_from_an_allowed_origin_is_answered_204_and_never_forwarded() {
         answer.header("Access-Control-Allow-Headers"),
         Some(format!("{ALLOWED_HEADERS}, mcp-param-region").as_str())
     );
-    assert_eq!(answer.header("Access-Control-Expose-Headers"), Some(EXPOSED));
+    assert_eq!(
+        answer.header("Access-Control-Expose-Headers"),
+        Some(EXPOSED)
+    );
     assert_eq!(answer.header("Access-Control-Max-Age"), Some("600"));
     assert_eq!(
         answer.header("Vary"),
@@ -213,7 +216,11 @@ fn loopback_origins_and_the_wildcard_get_their_own_origin_echoed() {
     // No `allowed_origins`: the loopback ones only.
     let url = upstream.url();
     let server = Server::start(&["--upstream", &url, "--learn-catalog", "false"]);
-    for origin in ["http://localhost:3000", "http://127.0.0.1", "https://[::1]:8443"] {
+    for origin in [
+        "http://localhost:3000",
+        "http://127.0.0.1",
+        "https://[::1]:8443",
+    ] {
         let answer = server.send(
             format!(
                 "OPTIONS /mcp HTTP/1.1\r\nHost: t\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: POST\r\n\r\n"
@@ -555,9 +562,8 @@ fn the_oauth_metadata_and_its_challenge_are_readable_from_an_allowed_origin() {
             Some("GET, OPTIONS")
         );
         assert_eq!(preflight.header("Access-Control-Allow-Origin"), Some(PAGE));
-        let metadata = server.send(
-            format!("GET {path} HTTP/1.1\r\nHost: t\r\nOrigin: {PAGE}\r\n\r\n").as_bytes(),
-        );
+        let metadata = server
+            .send(format!("GET {path} HTTP/1.1\r\nHost: t\r\nOrigin: {PAGE}\r\n\r\n").as_bytes());
         assert_eq!(metadata.status, 200, "{path}");
         assert_eq!(metadata.json()["resource"], tokens::RESOURCE);
         assert_readable_by(&metadata, PAGE, path);
