@@ -246,6 +246,14 @@ fn loopback_origins_and_the_wildcard_get_their_own_origin_echoed() {
     assert_eq!(answer.status, 200);
     // The origin, never `*`.
     assert_readable_by(&answer, "https://anything.example", "wildcard");
+    // `null` (a sandboxed frame, a file) passes the check only under `*`,
+    // which lets any page read already.
+    let opaque = any.send(&call("Origin: null\r\n"));
+    assert_eq!(opaque.status, 200);
+    assert_readable_by(&opaque, "null", "null under the wildcard");
+    let listed_only = server.send(&call("Origin: null\r\n"));
+    assert_eq!(listed_only.status, 403);
+    assert_no_cors(&listed_only, "null, loopback only");
 }
 
 #[test]
