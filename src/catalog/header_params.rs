@@ -123,7 +123,7 @@ fn kind_of(schema: &Value) -> Option<ParamKind> {
 }
 
 /// RFC 9110 `token`: one or more `tchar`.
-fn is_token(name: &str) -> bool {
+pub(crate) fn is_token(name: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()

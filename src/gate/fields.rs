@@ -39,6 +39,9 @@ const SINGLETONS: [Singleton; 9] = [
     one("Origin", true),
     one("Authorization", false),
 ];
+/// `Origin`'s place in [`SINGLETONS`].
+#[cfg(feature = "server")]
+const ORIGIN_AT: usize = 7;
 
 /// Every `Mcp-Param-{Name}` header is a singleton of its own name.
 pub(crate) const PARAM_PREFIX: &str = "Mcp-Param-";
@@ -186,6 +189,9 @@ pub(crate) struct Seen {
     /// Some name holds `_` (and spells no field of the tables): the
     /// service compares those with the identity headers it sets.
     pub(crate) underscored: bool,
+    /// The head holds an `Origin`: only then does the service look for
+    /// CORS (a server-to-server request pays nothing for it).
+    pub(crate) origin: bool,
 }
 
 /// Checks the fields of a parsed head: each singleton at most once (and
@@ -238,6 +244,7 @@ pub(crate) fn check_fields(
     Ok(Seen {
         params,
         underscored,
+        origin: seen & (1 << ORIGIN_AT) != 0,
     })
 }
 
@@ -383,6 +390,16 @@ mod tests {
     }
 
     #[test]
+    fn an_origin_in_any_case_is_noted_for_the_service() {
+        assert_eq!(SINGLETONS[ORIGIN_AT].name, "Origin");
+        for name in ["Origin", "origin", "ORIGIN"] {
+            let found = seen(&[("Host", "h"), (name, "http://localhost")]);
+            assert!(found.unwrap().origin, "{name}");
+        }
+        assert!(!seen(&[("Host", "h"), ("X-Origin", "a")]).unwrap().origin);
+    }
+
+    #[test]
     fn host_is_required_on_http_1_1_only() {
         assert_eq!(check(&[("Accept", "*/*")]), Err(FieldError::MissingHost));
         assert_eq!(check_fields(&[], true), Ok(Seen::default()));
@@ -425,7 +442,8 @@ mod tests {
             other,
             Ok(Seen {
                 params: 0,
-                underscored: true
+                underscored: true,
+                origin: false
             })
         );
         // An argument's own name may hold `_`: the prefix is exact.
@@ -438,7 +456,8 @@ mod tests {
             param,
             Ok(Seen {
                 params: 2,
-                underscored: false
+                underscored: false,
+                origin: false
             })
         );
         assert!(spells(b"X_Auth-subject", b"X-Auth-Subject"));

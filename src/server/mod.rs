@@ -306,6 +306,20 @@ pub trait Service: Send + Sync + 'static {
         true
     }
 
+    /// An answer the service built (in `on_head` or `on_request`), its
+    /// request's head still at hand: what every answer of a kind carries
+    /// is added here (the CORS headers for a page's origin).
+    fn finish_answer(&self, head: &Head<'_>, response: &mut Response) {
+        let _ = (head, response);
+    }
+
+    /// A forwarded answer's end-to-end headers (each `Name: value\r\n`,
+    /// sealed already), before they are written: the service may change
+    /// them (its own CORS headers in place of the upstream's).
+    fn answer_headers(&self, pending: &Self::Pending, headers: &mut Vec<u8>) {
+        let _ = (pending, headers);
+    }
+
     /// The connection layer refused the request; the service builds the
     /// answer (and counts it). The connection is closed after it.
     fn on_http_error(&self, error: HttpError) -> Response;

@@ -9,7 +9,9 @@
 //! | `GET /healthz` | `200 ok` |
 //! | `GET /.well-known/oauth-protected-resource[<endpoint>]` | with OAuth: the protected-resource metadata (RFC 9728); `404` otherwise |
 //! | `/_noop` | only with `bench_noop_route`: `204` without reading anything, the load benchmark's floor (else `404` like any unknown path) |
+//! | `OPTIONS <endpoint>`, `OPTIONS /.well-known/oauth-protected-resource[<endpoint>]` | a CORS preflight from an allowed origin: `204` ([`cors`]); another `OPTIONS`: `405` |
 
+mod cors;
 pub mod metrics;
 pub mod oauth;
 pub mod session;
@@ -73,6 +75,8 @@ pub struct Pending {
     owner: Option<Owner>,
     /// The request's own session id, verified: sealed the same again.
     verified: Option<Verified>,
+    /// The allowed `Origin` the answer is marked readable for (CORS).
+    origin: Option<Box<str>>,
 }
 
 /// What the gateway adds to an answer's `result` (the error-envelope
@@ -227,6 +231,22 @@ impl McpService {
         let mut response = self.refuse(Reason::MethodNotAllowed, message);
         response.headers.push(("Allow", allow.to_owned()));
         response
+    }
+
+    /// A CORS preflight on `route` ([`cors::preflight`]).
+    fn preflight(&self, head: &Head<'_>, route: Route) -> Response {
+        let methods = match route {
+            Route::Endpoint if self.forwarding => "GET, POST, DELETE, OPTIONS",
+            Route::Endpoint => "POST, OPTIONS",
+            _ => "GET, OPTIONS",
+        };
+        match cors::preflight(&self.wire, head, methods, carries_body(head)) {
+            Ok(answer) => answer,
+            Err(refused) if refused.reason == Reason::MethodNotAllowed => {
+                self.method_not_allowed(methods, refused.message)
+            }
+            Err(refused) => self.refuse(refused.reason, refused.message),
+        }
     }
 
     /// A GET or DELETE with a body: refused before any of it is read, so
@@ -421,6 +441,9 @@ impl Service for McpService {
         }
         let route = self.route(head.path);
         match route {
+            Route::Endpoint | Route::ResourceMetadata if cors::is_preflight(head) => {
+                Some(self.preflight(head, route))
+            }
             Route::Endpoint
                 if self.forwarding
                     && matches!(head.method, "GET" | "DELETE")
@@ -499,6 +522,7 @@ impl Service for McpService {
                         stream: true,
                         owner: session.owner,
                         verified: session.verified,
+                        origin: cors::allowed_origin(&self.wire, head).map(Box::from),
                     },
                     None,
                     grant.as_deref(),
@@ -542,6 +566,7 @@ impl Service for McpService {
                             stream: false,
                             owner: session.owner,
                             verified: session.verified,
+                            origin: cors::allowed_origin(&self.wire, head).map(Box::from),
                         },
                         allowed.forward,
                         grant.as_deref(),
@@ -589,11 +614,38 @@ impl Service for McpService {
                 "Internal error: the upstream MCP server's answer could not be read (not valid HTTP, or not readable where the gateway filters or seals it)",
             ),
         };
-        self.answer(
-            self.gate
-                .rejections()
-                .send_allowed(reason, pending.id.as_ref(), Some(message)),
-        )
+        let mut answer = self.answer(self.gate.rejections().send_allowed(
+            reason,
+            pending.id.as_ref(),
+            Some(message),
+        ));
+        if let Some(origin) = &pending.origin {
+            cors::mark(&mut answer, origin);
+        }
+        answer
+    }
+
+    fn finish_answer(&self, head: &Head<'_>, response: &mut Response) {
+        // A request without `Origin` goes no further; a preflight's answer
+        // is complete, and another `OPTIONS` gets no CORS headers.
+        if !head.seen.origin
+            || head.method == "OPTIONS"
+            || !matches!(
+                self.route(head.path),
+                Route::Endpoint | Route::ResourceMetadata
+            )
+        {
+            return;
+        }
+        if let Some(origin) = cors::allowed_origin(&self.wire, head) {
+            cors::mark(response, origin);
+        }
+    }
+
+    fn answer_headers(&self, pending: &Pending, headers: &mut Vec<u8>) {
+        if let Some(origin) = &pending.origin {
+            cors::mark_relayed(headers, origin);
+        }
     }
 
     fn edit_answer(

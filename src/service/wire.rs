@@ -121,7 +121,9 @@ impl WirePolicy {
         }
     }
 
-    fn origin_allowed(&self, origin: &[u8]) -> bool {
+    /// The `Origin` rule: a loopback origin, one of `allowed_origins`
+    /// (compared exactly), or any with `*`.
+    pub(crate) fn origin_allowed(&self, origin: &[u8]) -> bool {
         let Ok(origin) = std::str::from_utf8(origin) else {
             return false;
         };

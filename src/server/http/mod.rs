@@ -395,23 +395,26 @@ impl Answered {
     }
 }
 
-/// The step for a service's reply to a whole request.
-fn reply_step<P>(
-    reply: Reply<P>,
+/// The step for the service's reply to a whole request.
+fn reply_step<S: Service>(
+    service: &S,
     head: &Head<'_>,
     body: &[u8],
     upstream: Option<&Pool>,
     consumed: usize,
     meta: HeadMeta,
-) -> Step<P> {
-    match reply {
-        Reply::Full(resp) => Step::Respond(Answered {
-            resp,
-            consumed,
-            keep_alive: meta.keep_alive,
-            linger: false,
-            meta,
-        }),
+) -> Step<S::Pending> {
+    match service.on_request(head, body) {
+        Reply::Full(mut resp) => {
+            service.finish_answer(head, &mut resp);
+            Step::Respond(Answered {
+                resp,
+                consumed,
+                keep_alive: meta.keep_alive,
+                linger: false,
+                meta,
+            })
+        }
         Reply::Forward(forward) => {
             let request = upstream.map_or_else(Bytes::new, |pool| {
                 pool.encoded(|out| {
@@ -604,7 +607,8 @@ impl<S: Service> Conn<'_, S> {
                 limits.max_head_bytes,
                 |head, meta| {
                     let avail = (bytes.len() - meta.head_len) as u64;
-                    if let Some(resp) = service.on_head(head) {
+                    if let Some(mut resp) = service.on_head(head) {
+                        service.finish_answer(head, &mut resp);
                         // Refused before the body: skip a body that is all here,
                         // otherwise close (draining) rather than read it.
                         let here = match meta.framing {
@@ -630,14 +634,9 @@ impl<S: Service> Conn<'_, S> {
                         };
                     }
                     match meta.framing {
-                        Framing::None => reply_step(
-                            service.on_request(head, &[]),
-                            head,
-                            &[],
-                            upstream,
-                            meta.head_len,
-                            meta,
-                        ),
+                        Framing::None => {
+                            reply_step(service, head, &[], upstream, meta.head_len, meta)
+                        }
                         Framing::Length(n) if n > limits.body_limit as u64 => {
                             Step::Error(HttpError::BodyTooLarge {
                                 limit: limits.body_limit,
@@ -646,14 +645,7 @@ impl<S: Service> Conn<'_, S> {
                         Framing::Length(n) if n <= avail => {
                             let end = meta.head_len + n as usize;
                             let body = &bytes[meta.head_len..end];
-                            reply_step(
-                                service.on_request(head, body),
-                                head,
-                                body,
-                                upstream,
-                                end,
-                                meta,
-                            )
+                            reply_step(service, head, body, upstream, end, meta)
                         }
                         Framing::Length(_) | Framing::Chunked => Step::Body(meta),
                     }
@@ -725,14 +717,7 @@ impl<S: Service> Conn<'_, S> {
                 limits.max_head_bytes,
                 |head, again| {
                     let body = &bytes[again.head_len..];
-                    reply_step(
-                        service.on_request(head, body),
-                        head,
-                        body,
-                        upstream,
-                        next,
-                        meta,
-                    )
+                    reply_step(service, head, body, upstream, next, meta)
                 },
             ) {
                 Ok(Some(step)) => step,

@@ -82,6 +82,14 @@ impl<S: Service> Conn<'_, S> {
             // with its body unread.
             return self.fail(&forward, UpstreamFailure::BadAnswer, meta).await;
         }
+        let service = &*worker.service;
+        if catch_unwind(AssertUnwindSafe(|| {
+            service.answer_headers(&forward.pending, &mut head.headers)
+        }))
+        .is_err()
+        {
+            return self.fail(&forward, UpstreamFailure::BadAnswer, meta).await;
+        }
         let success = (200..300).contains(&head.status);
         let plan = match forward.plan {
             AnswerPlan::RewriteEvents if head.event_stream && success => AnswerPlan::RewriteEvents,
