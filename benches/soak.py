@@ -126,7 +126,12 @@ def kinds(token, body_limit, catalog):
             raw = build(n)
             return raw, (n if echoes else None)
 
-        return Kind(reason, weight, status, code, (rejected(stage, reason, status),), built)
+        # `status` is the row's (the metric's label); a request's refusal
+        # goes with 200 unless its code is one the schema ties to 400
+        # (REFERENCE.md, "HTTP status of a refusal").
+        answered = 200 if echoes and status == 400 and code not in (-32020, -32021, -32022) \
+            else status
+        return Kind(reason, weight, answered, code, (rejected(stage, reason, status),), built)
 
     def wire(reason, status, build, closes=False):
         return Kind(

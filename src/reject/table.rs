@@ -188,6 +188,67 @@ pub struct Row {
     pub dialect: Dialect,
 }
 
+/// The HTTP status a refusal that answers a request goes with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RefusalStatus {
+    /// As MCP servers answer: a JSON-RPC error that answers a request (its
+    /// id echoed) goes with 200 where its row says 400, so that clients
+    /// raise the protocol error rather than an HTTP one; the errors the
+    /// revision ties to 400 ([`Condition::bound_to_400`]), and refusals
+    /// with no id to answer, keep 400. Other statuses are unchanged.
+    #[default]
+    Rpc,
+    /// Every refusal with its row's status (400 for any malformed message).
+    Http,
+}
+
+impl RefusalStatus {
+    /// Its name in the configuration.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RefusalStatus::Rpc => "rpc",
+            RefusalStatus::Http => "http",
+        }
+    }
+}
+
+impl std::str::FromStr for RefusalStatus {
+    type Err = RefusalStatusError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "rpc" => Ok(RefusalStatus::Rpc),
+            "http" => Ok(RefusalStatus::Http),
+            other => Err(RefusalStatusError(other.to_owned())),
+        }
+    }
+}
+
+/// A name that is neither `rpc` nor `http` (the name given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown refusal status {0:?} (expected \"rpc\" or \"http\")")]
+pub struct RefusalStatusError(pub String);
+
+impl Row {
+    /// The HTTP status this row's answer goes with: the row's, or 200 for
+    /// a JSON-RPC error answering a request (`answers_request`: its id is
+    /// echoed) where the row says 400 and `refusal` is
+    /// [`RefusalStatus::Rpc`] ([`RefusalStatus`] has the exceptions).
+    pub const fn status_for(&self, answers_request: bool, refusal: RefusalStatus) -> u16 {
+        match refusal {
+            RefusalStatus::Rpc
+                if answers_request
+                    && self.status == 400
+                    && matches!(self.dialect, Dialect::Error)
+                    && !self.condition.bound_to_400() =>
+            {
+                200
+            }
+            _ => self.status,
+        }
+    }
+}
+
 use DataKey as K;
 
 /// The rejection table: one row per [`Reason`], at the reason's index.
@@ -638,6 +699,44 @@ mod tests {
                 "{} twice",
                 row.name
             );
+        }
+    }
+
+    #[test]
+    fn a_request_refused_400_is_answered_200_unless_its_code_is_bound_to_400() {
+        let answered: Vec<(Reason, u16)> = TABLE
+            .iter()
+            .filter(|row| row.status_for(true, RefusalStatus::Rpc) != row.status)
+            .map(|row| (row.reason, row.status_for(true, RefusalStatus::Rpc)))
+            .collect();
+        assert_eq!(
+            answered,
+            [
+                (Reason::BadHttp, 200),
+                (Reason::RepeatedHeader, 200),
+                (Reason::MissingHost, 200),
+                (Reason::NominatedHeader, 200),
+                (Reason::BodyNotAllowed, 200),
+                (Reason::MalformedJson, 200),
+                (Reason::Batch, 200),
+                (Reason::DuplicateKey, 200),
+                (Reason::TooDeep, 200),
+                (Reason::UnidentifiedRequest, 200),
+                (Reason::UnknownMessage, 200),
+                (Reason::ProtocolField, 200),
+                (Reason::InvalidParams, 200),
+                (Reason::InvalidRequest, 200),
+                (Reason::UnknownTool, 200),
+                (Reason::UnderscoredHeader, 200),
+                (Reason::UnmirroredHeader, 200),
+                (Reason::AliasedMember, 200),
+                (Reason::TokenInQuery, 200),
+            ],
+            "only the 400 rows whose code no schema ties to 400 move"
+        );
+        for row in &TABLE {
+            assert_eq!(row.status_for(false, RefusalStatus::Rpc), row.status);
+            assert_eq!(row.status_for(true, RefusalStatus::Http), row.status);
         }
     }
 }
