@@ -201,7 +201,6 @@ fn with_refusal_status_http_every_row_reached_is_answered_with_its_rows_status()
     assert_eq!(
         moved,
         [
-            "protocol_field",
             "invalid_params",
             "invalid_request",
             "unknown_tool",

@@ -77,7 +77,8 @@ pub struct Raw {
     #[arg(long, env = "MCPGATE_UNKNOWN_TOOLS")]
     pub unknown_tools: Option<String>,
     /// A refusal that answers a request: `rpc` (HTTP 200 with the JSON-RPC error, as MCP servers
-    /// answer; 400 for -32020/-32021/-32022) or `http` (the rejection table's 400) [default: rpc].
+    /// answer; 400 for -32020/-32021/-32022 and missing `_meta` fields) or `http` (the rejection
+    /// table's 400) [default: rpc].
     #[arg(long, env = "MCPGATE_REFUSAL_STATUS")]
     pub refusal_status: Option<String>,
     /// The older name of `strict_unknown_fields`.

@@ -186,6 +186,9 @@ pub struct Row {
     /// Keys `error.data` may hold for this row (none: no `data`).
     pub data: &'static [DataKey],
     pub dialect: Dialect,
+    /// Whether the status holds even for an answer that echoes an id: the
+    /// revision ties the refusal to it ([`Row::status_for`]).
+    pub keeps_status: bool,
 }
 
 /// The HTTP status a refusal that answers a request goes with.
@@ -194,8 +197,9 @@ pub enum RefusalStatus {
     /// As MCP servers answer: a JSON-RPC error that answers a request (its
     /// id echoed) goes with 200 where its row says 400, so that clients
     /// raise the protocol error rather than an HTTP one; the errors the
-    /// revision ties to 400 ([`Condition::bound_to_400`]), and refusals
-    /// with no id to answer, keep 400. Other statuses are unchanged.
+    /// revision ties to 400 ([`Condition::bound_to_400`],
+    /// [`Row::keeps_status`]), and refusals with no id to answer, keep 400.
+    /// Other statuses are unchanged.
     #[default]
     Rpc,
     /// Every refusal with its row's status (400 for any malformed message).
@@ -233,13 +237,16 @@ impl Row {
     /// The HTTP status this row's answer goes with: the row's, or 200 for
     /// a JSON-RPC error answering a request (`answers_request`: its id is
     /// echoed) where the row says 400 and `refusal` is
-    /// [`RefusalStatus::Rpc`] ([`RefusalStatus`] has the exceptions).
+    /// [`RefusalStatus::Rpc`], unless the revision ties the error to 400
+    /// (its code, [`Condition::bound_to_400`], or the row,
+    /// [`Row::keeps_status`]).
     pub const fn status_for(&self, answers_request: bool, refusal: RefusalStatus) -> u16 {
         match refusal {
             RefusalStatus::Rpc
                 if answers_request
                     && self.status == 400
                     && matches!(self.dialect, Dialect::Error)
+                    && !self.keeps_status
                     && !self.condition.bound_to_400() =>
             {
                 200
@@ -440,14 +447,20 @@ pub const TABLE: [Row; 46] = [
         Condition::UnsupportedProtocolVersion,
         &[K::Supported, K::Requested],
     ),
-    row(
-        Reason::ProtocolField,
-        Rejecter::Lane,
-        "protocol_field",
-        400,
-        Condition::InvalidParams,
-        &[K::Errors, K::Total],
-    ),
+    // A 2026-07-28 request without its `_meta` protocol fields: 400 with
+    // its -32602, as the revision's stateless transport (SEP-2575) and its
+    // conformance suite require.
+    Row {
+        keeps_status: true,
+        ..row(
+            Reason::ProtocolField,
+            Rejecter::Lane,
+            "protocol_field",
+            400,
+            Condition::InvalidParams,
+            &[K::Errors, K::Total],
+        )
+    },
     row(
         Reason::HeaderMismatch,
         Rejecter::Binding,
@@ -668,6 +681,7 @@ const fn row(
         condition,
         data,
         dialect: Dialect::Error,
+        keeps_status: false,
     }
 }
 
@@ -703,7 +717,7 @@ mod tests {
     }
 
     #[test]
-    fn a_request_refused_400_is_answered_200_unless_its_code_is_bound_to_400() {
+    fn a_request_refused_400_is_answered_200_unless_the_revision_ties_it_to_400() {
         let answered: Vec<(Reason, u16)> = TABLE
             .iter()
             .filter(|row| row.status_for(true, RefusalStatus::Rpc) != row.status)
@@ -723,7 +737,6 @@ mod tests {
                 (Reason::TooDeep, 200),
                 (Reason::UnidentifiedRequest, 200),
                 (Reason::UnknownMessage, 200),
-                (Reason::ProtocolField, 200),
                 (Reason::InvalidParams, 200),
                 (Reason::InvalidRequest, 200),
                 (Reason::UnknownTool, 200),
@@ -732,7 +745,7 @@ mod tests {
                 (Reason::AliasedMember, 200),
                 (Reason::TokenInQuery, 200),
             ],
-            "only the 400 rows whose code no schema ties to 400 move"
+            "only the 400 rows the revision does not tie to 400 move"
         );
         for row in &TABLE {
             assert_eq!(row.status_for(false, RefusalStatus::Rpc), row.status);

@@ -142,9 +142,11 @@ pub fn check_rejection(rejection: &Rejection, body: &[u8]) {
         assert!(id.len() <= ECHO_BOUND, "an echoed id over the bound");
     }
     // The row's status, but 200 for a request's refusal (its id echoed)
-    // the row answers 400, unless the schema ties its code to 400.
+    // the row answers 400, unless the revision ties it to 400 (its code, or
+    // missing `_meta` protocol fields).
     let echoed = object.get("id").is_some_and(|id| !id.is_null());
-    let bound_to_400 = [-32020, -32021, -32022].contains(&row.condition.code());
+    let bound_to_400 = [-32020, -32021, -32022].contains(&row.condition.code())
+        || rejection.reason == Reason::ProtocolField;
     let status = match echoed && row.status == 400 && !bound_to_400 {
         true => 200,
         false => row.status,
