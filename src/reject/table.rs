@@ -197,9 +197,10 @@ pub enum RefusalStatus {
     /// As MCP servers answer: a JSON-RPC error that answers a request (its
     /// id echoed) goes with 200 where its row says 400, so that clients
     /// raise the protocol error rather than an HTTP one; the errors the
-    /// revision ties to 400 ([`Condition::bound_to_400`],
-    /// [`Row::keeps_status`]), and refusals with no id to answer, keep 400.
-    /// Other statuses are unchanged.
+    /// revision ties to 400 (`-32020`, `-32021`, `-32022`, and a
+    /// 2026-07-28 request missing its `_meta` protocol fields), and
+    /// refusals with no id to answer, keep 400. Other statuses are
+    /// unchanged.
     #[default]
     Rpc,
     /// Every refusal with its row's status (400 for any malformed message).
