@@ -126,7 +126,12 @@ def kinds(token, body_limit, catalog):
             raw = build(n)
             return raw, (n if echoes else None)
 
-        return Kind(reason, weight, status, code, (rejected(stage, reason, status),), built)
+        # `status` is the row's (the metric's label); a request's refusal
+        # goes with 200 unless the revision ties it to 400 (its code, or
+        # missing `_meta` fields): REFERENCE.md, "HTTP status of a refusal".
+        bound = code in (-32020, -32021, -32022) or reason == "protocol_field"
+        answered = 200 if echoes and status == 400 and not bound else status
+        return Kind(reason, weight, answered, code, (rejected(stage, reason, status),), built)
 
     def wire(reason, status, build, closes=False):
         return Kind(

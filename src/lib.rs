@@ -247,8 +247,8 @@ pub use catalog::{Catalog, CatalogError, CatalogOptions, CatalogSource, Refused}
 pub use classify::{Kind, RequestId};
 pub use gate::watch::{Watch, Watched};
 pub use gate::{
-    Allowed, FieldError, Gate, GateConfig, GateConfigBuilder, RequestHeaders, Scratch,
-    UnknownTools, UnknownToolsError, Verdict,
+    Allowed, FieldError, Gate, GateConfig, GateConfigBuilder, RefusalStatus, RefusalStatusError,
+    RequestHeaders, Scratch, UnknownTools, UnknownToolsError, Verdict,
 };
 pub use protocol::{CompileRootError, Lane, Revision};
 pub use reject::{Reason, Rejection, Rejections};

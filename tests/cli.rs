@@ -75,7 +75,8 @@ fn ndjson_prints_one_verdict_per_line_and_exits_1_when_any_is_refused() {
         json!({"verdict":"allow","status":204,"rejecter":null,"reason":null,"body":null,"normalized":[]})
     );
     assert_eq!(lines[1]["verdict"], "reject");
-    assert_eq!(lines[1]["status"], 400);
+    // A request's refusal goes with 200, as an MCP server answers it.
+    assert_eq!(lines[1]["status"], 200);
     assert_eq!(lines[1]["rejecter"], "schema");
     assert_eq!(lines[1]["reason"], "invalid_params");
     assert_eq!(lines[1]["body"]["id"], 2);
@@ -85,6 +86,34 @@ fn ndjson_prints_one_verdict_per_line_and_exits_1_when_any_is_refused() {
     );
     assert_eq!(lines[2]["reason"], "malformed_json");
     assert_eq!(lines[2]["body"]["id"], Value::Null);
+    // No id to answer: 400.
+    assert_eq!(lines[2]["status"], 400);
+}
+
+#[test]
+fn with_refusal_status_http_a_refused_request_keeps_400() {
+    let input = format!("{WRONG_2026}\n");
+    let (code, stdout, stderr) = run(
+        &[
+            "check",
+            "--revision",
+            "2026-07-28",
+            "--refusal-status",
+            "http",
+            "--format",
+            "ndjson",
+            "-",
+        ],
+        &input,
+    );
+    assert_eq!(code, 1, "{stderr}");
+    let line: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(line["reason"], "invalid_params");
+    assert_eq!(line["body"]["id"], 2);
+    assert_eq!(line["status"], 400);
+    let (code, _, stderr) = run(&["check", "--refusal-status", "400", "-"], &input);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--refusal-status"), "{stderr}");
 }
 
 #[test]

@@ -785,8 +785,10 @@ fn pipelined_requests_are_forwarded_and_answered_in_order(driver: &str) {
             .iter()
             .map(|a| (a.status, a.json()["id"].clone()))
             .collect::<Vec<_>>(),
-        [(200, json!(1)), (400, json!(2)), (200, json!(3))]
+        [(200, json!(1)), (200, json!(2)), (200, json!(3))]
     );
+    // The second is the gate's refusal, not the upstream's echo.
+    assert_eq!(answers[1].json()["error"]["code"], -32602);
 }
 
 #[test]
@@ -801,7 +803,9 @@ fn a_rejected_message_never_reaches_the_upstream() {
         &serde_json::to_vec(&bad).unwrap(),
         CLIENT_HEADERS,
     );
-    assert_eq!(server.send(&raw).status, 400);
+    let refused = server.send(&raw);
+    assert_eq!(refused.status, 200);
+    assert_eq!(refused.json()["error"]["code"], -32602);
     // The /validate route never forwards either.
     let message = tools_call(json!(2), "echo", json!({}));
     let raw = post(
@@ -956,20 +960,27 @@ fn a_tool_the_upstream_adds_is_learned_early_once_a_call_names_it() {
     added.store(true, Ordering::SeqCst);
     // Unknown to the catalog in service: refused, and the learner is asked.
     let refused = shout(1);
-    assert_eq!(refused.status, 400);
+    assert_eq!(refused.status, 200);
     assert_eq!(refused.json()["error"]["code"], -32602);
     // Learned within the minimum refresh interval (5 s), not the hour.
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut id = 2;
     let accepted = loop {
         let answer = shout(id);
-        if answer.status == 200 || Instant::now() > deadline {
+        // A refusal goes with 200 too: the upstream's answer has no error.
+        let learned = answer.status == 200 && answer.json()["error"].is_null();
+        if learned || Instant::now() > deadline {
             break answer;
         }
         id += 1;
         thread::sleep(Duration::from_millis(250));
     };
     assert_eq!(accepted.status, 200, "shout was never learned");
+    assert!(
+        accepted.json()["error"].is_null(),
+        "shout was never learned: {}",
+        accepted.json()
+    );
     assert_eq!(
         server.metric("mcpgate_catalog_tools{state=\"registered\"}"),
         2

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use mcpgate::unstable::reject::codes::DataKey;
 use mcpgate::unstable::reject::{Dialect, Rejecter, TABLE};
-use mcpgate::{Gate, GateConfig, Reason, Verdict};
+use mcpgate::{Gate, GateConfig, Reason, RefusalStatus, Verdict};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::*;
@@ -103,9 +103,14 @@ fn every_rejection_row_is_reachable_answered_as_its_row_says_and_counted_once() 
             "{}",
             String::from_utf8_lossy(&rejection.body)
         );
-        assert_eq!(rejection.status, row.status);
         let answer = reject_body(&verdict);
         assert_eq!(answer["id"], id, "{:?}: id echo", row.reason);
+        assert_eq!(
+            rejection.status,
+            answered_status(row.reason, &id),
+            "{:?}",
+            row.reason
+        );
         if row.dialect == Dialect::Tool {
             assert_eq!(answer["result"]["isError"], json!(true));
             let content = &answer["result"]["structuredContent"];
@@ -160,6 +165,48 @@ fn every_rejection_row_is_reachable_answered_as_its_row_says_and_counted_once() 
         })
         .count();
     assert_eq!(reached, TABLE.len() - server_only);
+}
+
+#[test]
+fn with_refusal_status_http_every_row_reached_is_answered_with_its_rows_status() {
+    let config = |await_catalog| {
+        GateConfig::builder()
+            .body_limit(4096)
+            .await_catalog(await_catalog)
+            .refusal_status(RefusalStatus::Http)
+            .build()
+    };
+    let gate = Gate::new(config(false)).unwrap();
+    gate.set_catalog(test_catalog());
+    let awaiting = Gate::new(config(true)).unwrap();
+    let mut moved = Vec::new();
+    for row in TABLE.iter() {
+        let Some((headers, body, id)) = scenario(row.reason) else {
+            continue;
+        };
+        let gate = match row.reason {
+            Reason::CatalogUnknown => &awaiting,
+            _ => &gate,
+        };
+        let Verdict::Reject(rejection) = gate.check(headers.as_slice(), &body) else {
+            panic!("{:?} allowed", row.reason)
+        };
+        assert_eq!(rejection.reason, row.reason);
+        assert_eq!(rejection.status, row.status, "{:?}", row.reason);
+        if answered_status(row.reason, &id) != row.status {
+            moved.push(row.name);
+        }
+    }
+    // The rows the default answers otherwise: each a request's refusal.
+    assert_eq!(
+        moved,
+        [
+            "invalid_params",
+            "invalid_request",
+            "unknown_tool",
+            "aliased_member"
+        ]
+    );
 }
 
 /// Exactly `reason`'s counter moved since `before`.

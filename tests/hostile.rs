@@ -165,7 +165,7 @@ fn bystander(stream: &mut TcpStream, stop: &AtomicBool) -> u64 {
         assert_eq!(answer.status, 204, "bystander: {answer:?}");
         stream.write_all(&bad).unwrap();
         let answer = read_answer(stream);
-        assert_eq!(answer.status, 400, "bystander: {answer:?}");
+        assert_eq!(answer.status, 200, "bystander: {answer:?}");
         assert_eq!(answer.json()["id"], 41);
         assert_eq!(answer.json()["error"]["code"], -32602);
         answered += 2;
@@ -261,7 +261,7 @@ fn a_request_dribbled_a_byte_at_a_time_is_answered_within_the_read_deadline() {
     }
     assert_error(
         &read_answer(&mut stream),
-        400,
+        200,
         -32602,
         json!("slow-bad"),
         "dribbled invalid params",
@@ -928,14 +928,14 @@ fn pipelined_large_bodies_let_a_waiting_connection_in_between() {
         let pipelined = large.repeat(3);
         let writing = std::thread::spawn(move || writer.write_all(&pipelined).unwrap());
         // The first body is answered: the worker holds the second.
-        assert_eq!(read_answer(&mut client).status, 400, "{driver}");
+        assert_eq!(read_answer(&mut client).status, 200, "{driver}");
         other.write_all(&small).unwrap();
         let waiting = std::thread::spawn(move || {
             let answer = read_answer(&mut other);
             (answer.status, std::time::Instant::now())
         });
-        assert_eq!(read_answer(&mut client).status, 400, "{driver}");
-        assert_eq!(read_answer(&mut client).status, 400, "{driver}");
+        assert_eq!(read_answer(&mut client).status, 200, "{driver}");
+        assert_eq!(read_answer(&mut client).status, 200, "{driver}");
         let third = std::time::Instant::now();
         writing.join().unwrap();
         let (status, answered) = waiting.join().unwrap();

@@ -224,7 +224,7 @@ fn every_rejection_row_is_reachable_over_http_and_counted_once() {
         let answer = server.send(&raw);
         assert_eq!(
             answer.status,
-            row.status,
+            answered_status(row.reason, &id),
             "{:?}: {}",
             row.reason,
             String::from_utf8_lossy(&answer.body)
@@ -426,6 +426,54 @@ fn the_noop_route_is_a_404_unless_the_bench_flag_asks_for_it() {
 }
 
 #[test]
+fn a_refused_request_goes_with_200_and_with_refusal_status_http_with_400() {
+    let mut bad = tools_call(json!(3), "echo", json!({}));
+    bad["params"]["name"] = json!(7);
+    let unknown = tools_call(json!(4), "no_such_tool", json!({}));
+    let client = format!("{CLIENT_HEADERS}{}", auth());
+    let send = |server: &Server, message: &serde_json::Value| {
+        let body = serde_json::to_vec(message).unwrap();
+        server.send(&post("/validate", &modern_headers(message), &body, &client))
+    };
+    let config = catalog_path();
+    let http = Server::start(&[
+        "--bearer-tokens",
+        TOKEN,
+        "--catalog",
+        config.to_str().unwrap(),
+        "--refusal-status",
+        "http",
+    ]);
+    for (server, status) in [(start(), 200), (http, 400)] {
+        for (message, reason, code) in [
+            (&bad, Reason::InvalidParams, -32602),
+            (&unknown, Reason::UnknownTool, -32602),
+        ] {
+            let answer = send(&server, message);
+            assert_eq!(
+                answer.status,
+                status,
+                "{}",
+                String::from_utf8_lossy(&answer.body)
+            );
+            assert_eq!(answer.json()["id"], message["id"]);
+            assert_eq!(answer.json()["error"]["code"], code);
+            // Counted under the row's series either way.
+            assert_eq!(server.metric(&series(reason)), 1);
+        }
+        // No id to answer: 400 either way.
+        let answer = server.send(&post(
+            "/validate",
+            &modern_headers(&bad),
+            b"{not json",
+            &client,
+        ));
+        assert_eq!(answer.status, 400);
+        assert_eq!(answer.json()["id"], serde_json::Value::Null);
+    }
+}
+
+#[test]
 fn pipelined_requests_on_one_connection_are_answered_in_order() {
     let server = start();
     let good = tools_call(json!(1), "echo", json!({}));
@@ -454,7 +502,7 @@ fn pipelined_requests_on_one_connection_are_answered_in_order() {
     stream.write_all(&raw).unwrap();
     assert_eq!(read_answer(&mut stream).status, 204);
     let second = read_answer(&mut stream);
-    assert_eq!(second.status, 400);
+    assert_eq!(second.status, 200);
     assert_eq!(second.json()["id"], 2);
     assert_eq!(read_answer(&mut stream).status, 204);
 }

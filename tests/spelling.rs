@@ -148,8 +148,13 @@ fn modern_call(extra: &str) -> Vec<u8> {
 /// (when given).
 #[track_caller]
 fn assert_refused(answer: &Answer, code: i64, id: Value, header: Option<&str>) {
+    assert_refused_with(answer, 400, code, id, header);
+}
+
+/// As [`assert_refused`], answered with `status`.
+fn assert_refused_with(answer: &Answer, status: u16, code: i64, id: Value, header: Option<&str>) {
     let text = String::from_utf8_lossy(&answer.body).into_owned();
-    assert_eq!(answer.status, 400, "{text}");
+    assert_eq!(answer.status, status, "{text}");
     let body = answer.json();
     assert_eq!(body["error"]["code"], json!(code), "{text}");
     assert_eq!(body["id"], id, "{text}");
@@ -412,8 +417,9 @@ fn a_call_holding_arguments_in_another_case_is_refused_on_both_lanes() {
     let named = json!({"name":"echo","Name":"delete_order","arguments":{}});
     let mut sent = 0;
     for (id, params) in [(10, &beside), (11, &instead), (12, &named)] {
-        assert_refused(&modern(id, params.clone()), -32602, json!(id), None);
-        assert_refused(&legacy(id, params.clone()), -32602, json!(id), None);
+        // A request's refusal: 200, as an MCP server answers it.
+        assert_refused_with(&modern(id, params.clone()), 200, -32602, json!(id), None);
+        assert_refused_with(&legacy(id, params.clone()), 200, -32602, json!(id), None);
         sent += 2;
     }
     assert_eq!(upstream.count(), 0);

@@ -13,7 +13,9 @@ use crate::catalog::{Catalog, CatalogError};
 use crate::config::{ConfigError, NormalizationArgs};
 use crate::gate::binding::name_member;
 use crate::gate::headers::names;
-use crate::gate::{Gate, GateConfig, UnknownTools, UnknownToolsError, Verdict};
+use crate::gate::{
+    Gate, GateConfig, RefusalStatus, RefusalStatusError, UnknownTools, UnknownToolsError, Verdict,
+};
 use crate::protocol::{CompileRootError, Lane, Revision};
 
 #[derive(Args, Debug)]
@@ -36,6 +38,11 @@ pub struct CheckArgs {
     /// without one].
     #[arg(long)]
     pub unknown_tools: Option<String>,
+    /// A refusal that answers a request: `rpc` (status 200 with the
+    /// JSON-RPC error, as MCP servers answer) or `http` (400) [default:
+    /// rpc], as `serve`'s `refusal_status`.
+    #[arg(long)]
+    pub refusal_status: Option<String>,
     /// `ndjson`: one JSON object per input. Default: a readable report.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
@@ -62,6 +69,8 @@ pub enum CheckError {
     Revision { text: String, known: String },
     #[error("--unknown-tools: {0}")]
     UnknownTools(UnknownToolsError),
+    #[error("--refusal-status: {0}")]
+    RefusalStatus(RefusalStatusError),
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(transparent)]
@@ -127,6 +136,11 @@ fn run_inner(args: CheckArgs) -> Result<bool, CheckError> {
                 .parse::<UnknownTools>()
                 .map_err(CheckError::UnknownTools)?,
         );
+    }
+    if let Some(status) = &args.refusal_status {
+        config.refusal_status = status
+            .parse::<RefusalStatus>()
+            .map_err(CheckError::RefusalStatus)?;
     }
     args.normalization.apply(&mut config)?;
     let options = config.catalog;

@@ -76,6 +76,11 @@ pub struct Raw {
     /// [default: reject with a catalog, let through without one; 503 while one is awaited].
     #[arg(long, env = "MCPGATE_UNKNOWN_TOOLS")]
     pub unknown_tools: Option<String>,
+    /// A refusal that answers a request: `rpc` (HTTP 200 with the JSON-RPC error, as MCP servers
+    /// answer; 400 for -32020/-32021/-32022 and missing `_meta` fields) or `http` (the rejection
+    /// table's 400) [default: rpc].
+    #[arg(long, env = "MCPGATE_REFUSAL_STATUS")]
+    pub refusal_status: Option<String>,
     /// The older name of `strict_unknown_fields`.
     #[arg(skip)]
     pub close_tool_schemas: Option<bool>,

@@ -4,6 +4,7 @@ use std::time::Duration;
 use clap::{Args, FromArgMatches};
 
 use super::*;
+use crate::gate::RefusalStatus;
 use crate::server::IoDriver;
 use crate::service::oauth::keys::JwksSource;
 
@@ -67,6 +68,17 @@ fn build_contract(
 ) -> Result<Settings, ConfigError> {
     let vars: Vec<(&str, &str)> = vars.iter().map(|(n, v)| (*n, v.as_str())).collect();
     build_with(flags, text, &vars)
+}
+
+#[test]
+fn refusal_status_is_rpc_unless_the_file_or_a_flag_says_http() {
+    let defaults = build(&Raw::default(), "").unwrap();
+    assert_eq!(defaults.gate.refusal_status, RefusalStatus::Rpc);
+    let settings = build(&Raw::default(), "refusal_status = \"http\"").unwrap();
+    assert_eq!(settings.gate.refusal_status, RefusalStatus::Http);
+    let args = flags(&["--refusal-status", "rpc"]);
+    let settings = build(&args, "refusal_status = \"http\"").unwrap();
+    assert_eq!(settings.gate.refusal_status, RefusalStatus::Rpc);
 }
 
 #[test]
@@ -225,6 +237,7 @@ fn a_wrong_value_names_its_key() {
         ),
         (&[], "read_timeout_ms = 0", "read_timeout_ms"),
         (&[], "unknown_tools = \"drop\"", "unknown_tools"),
+        (&[], "refusal_status = \"400\"", "refusal_status"),
         (&[], "max_connections = 0", "max_connections"),
         (&["--workers", "0"], "", "workers"),
     ] {

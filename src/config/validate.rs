@@ -8,7 +8,7 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 use toml::Table;
 
 use super::{ConfigError, Raw};
-use crate::gate::{GateConfig, UnknownTools};
+use crate::gate::{GateConfig, RefusalStatus, UnknownTools};
 use crate::protocol::Revision;
 use crate::server::{IoDriver, MAX_HEADERS_CAP, ServerConfig};
 use crate::service::oauth::{OAuthConfig, is_http_url, is_scope_token, may_carry_identity};
@@ -179,6 +179,11 @@ impl Given {
             .transpose()
             .map_err(|e| self.error("unknown_tools", e.to_string()));
         gate.unknown_tools = policy?;
+        let refusal_status = r.refusal_status.as_deref().map(str::parse::<RefusalStatus>);
+        let refusal_status = refusal_status
+            .transpose()
+            .map_err(|e| self.error("refusal_status", e.to_string()))?;
+        gate.refusal_status = refusal_status.unwrap_or(gate.refusal_status);
         r.switches.set(&mut gate);
         gate.learn_catalog = r.learn_catalog.unwrap_or(gate.learn_catalog);
         Ok(gate)

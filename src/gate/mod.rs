@@ -39,6 +39,7 @@ use crate::reject::envelope::DataValue;
 use crate::reject::normalized;
 use crate::reject::out::with_arena;
 use crate::reject::{Reason, Rejection, Rejections};
+pub use crate::reject::{RefusalStatus, RefusalStatusError};
 
 /// What a gate is built from: [`GateConfig::default`], or
 /// [`GateConfig::builder`] to change some of it. Its fields are read
@@ -93,6 +94,11 @@ pub struct GateConfig {
     /// refused call's envelope and, relayed by `serve`, in the upstream's
     /// answer (`MCP_SCHEMA_KEY_NORMALIZATION_META`).
     pub normalization_meta: bool,
+    /// The HTTP status a refusal that answers a request goes with:
+    /// [`RefusalStatus::Rpc`] (the default) as MCP servers answer, 200 for
+    /// most; [`RefusalStatus::Http`] the row's own, 400 for any malformed
+    /// message.
+    pub refusal_status: RefusalStatus,
 }
 
 impl Default for GateConfig {
@@ -108,6 +114,7 @@ impl Default for GateConfig {
             await_catalog: false,
             normalization: true,
             normalization_meta: false,
+            refusal_status: RefusalStatus::Rpc,
         }
     }
 }
@@ -193,6 +200,13 @@ impl GateConfigBuilder {
     /// ([`GateConfig::normalization_meta`]).
     pub fn normalization_meta(mut self, on: bool) -> Self {
         self.config.normalization_meta = on;
+        self
+    }
+
+    /// The HTTP status a refusal that answers a request goes with
+    /// ([`GateConfig::refusal_status`]).
+    pub fn refusal_status(mut self, status: RefusalStatus) -> Self {
+        self.config.refusal_status = status;
         self
     }
 
@@ -400,6 +414,7 @@ impl Gate {
             .filter(|r| r.lane() == Lane::Modern)
             .map(|r| r.as_str())
             .collect();
+        let rejections = Rejections::new(config.refusal_status);
         Ok(Gate {
             config,
             supported,
@@ -408,7 +423,7 @@ impl Gate {
             legacy,
             catalog: ArcSwap::from_pointee(Catalog::default()),
             relearn: Arc::default(),
-            rejections: Rejections::default(),
+            rejections,
             watched: watch::Watched::default(),
         })
     }

@@ -51,6 +51,18 @@ impl Condition {
     pub const fn default_message(self) -> &'static str {
         self.entry().1
     }
+
+    /// Whether the 2026-07-28 schema ties this error to `400 Bad Request`
+    /// over HTTP (`-32020`, `-32021`, `-32022`): answered with 400 even
+    /// where a refusal of a request otherwise goes with 200.
+    pub const fn bound_to_400(self) -> bool {
+        matches!(
+            self,
+            Condition::HeaderMismatch
+                | Condition::MissingRequiredClientCapability
+                | Condition::UnsupportedProtocolVersion
+        )
+    }
 }
 
 /// The closed list of keys an `error.data` object may hold. A new key joins

@@ -2,8 +2,9 @@
 //!
 //! Every refusal goes through [`Rejections::send`], which looks up the
 //! row, applies the id echo rule (through the classification, never an id
-//! passed by the caller), counts the rejection once, logs one line and
-//! builds the envelope.
+//! passed by the caller), picks the HTTP status from the row and whether an
+//! id was echoed ([`Row::status_for`]), counts the rejection once, logs one
+//! line and builds the envelope.
 
 pub mod codes;
 pub mod dialect;
@@ -19,7 +20,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use codes::DataKey;
 use envelope::DataValue;
-pub use table::{Dialect, Reason, Rejecter, Row, TABLE};
+pub use table::{Dialect, Reason, RefusalStatus, RefusalStatusError, Rejecter, Row, TABLE};
 
 use crate::classify::{Classified, RequestId};
 
@@ -57,14 +58,13 @@ pub const LOG_LINES_PER_SECOND: u32 = 10;
 pub struct Rejections {
     counts: [AtomicU64; TABLE.len()],
     log: [LogBudget; TABLE.len()],
+    /// Read, never written, per refusal: the status is decided here.
+    refusal_status: RefusalStatus,
 }
 
 impl Default for Rejections {
     fn default() -> Self {
-        Self {
-            counts: std::array::from_fn(|_| AtomicU64::new(0)),
-            log: std::array::from_fn(|_| LogBudget::default()),
-        }
+        Self::new(RefusalStatus::default())
     }
 }
 
@@ -122,6 +122,16 @@ fn log_second() -> u64 {
 }
 
 impl Rejections {
+    /// Counters and a sender whose refusals of requests go with the
+    /// status `refusal_status` chooses.
+    pub fn new(refusal_status: RefusalStatus) -> Self {
+        Self {
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
+            log: std::array::from_fn(|_| LogBudget::default()),
+            refusal_status,
+        }
+    }
+
     /// Refuses a message. `message` is the one-line cause (`None`: the
     /// condition's default text); `classified` is `None` before the
     /// classify stage has run.
@@ -180,7 +190,7 @@ impl Rejections {
         self.record(row);
         Rejection {
             reason,
-            status: row.status,
+            status: row.status_for(id.is_some(), self.refusal_status),
             body,
         }
     }

@@ -186,6 +186,75 @@ pub struct Row {
     /// Keys `error.data` may hold for this row (none: no `data`).
     pub data: &'static [DataKey],
     pub dialect: Dialect,
+    /// Whether the status holds even for an answer that echoes an id: the
+    /// revision ties the refusal to it ([`Row::status_for`]).
+    pub keeps_status: bool,
+}
+
+/// The HTTP status a refusal that answers a request goes with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RefusalStatus {
+    /// As MCP servers answer: a JSON-RPC error that answers a request (its
+    /// id echoed) goes with 200 where its row says 400, so that clients
+    /// raise the protocol error rather than an HTTP one; the errors the
+    /// revision ties to 400 (`-32020`, `-32021`, `-32022`, and a
+    /// 2026-07-28 request missing its `_meta` protocol fields), and
+    /// refusals with no id to answer, keep 400. Other statuses are
+    /// unchanged.
+    #[default]
+    Rpc,
+    /// Every refusal with its row's status (400 for any malformed message).
+    Http,
+}
+
+impl RefusalStatus {
+    /// Its name in the configuration.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RefusalStatus::Rpc => "rpc",
+            RefusalStatus::Http => "http",
+        }
+    }
+}
+
+impl std::str::FromStr for RefusalStatus {
+    type Err = RefusalStatusError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "rpc" => Ok(RefusalStatus::Rpc),
+            "http" => Ok(RefusalStatus::Http),
+            other => Err(RefusalStatusError(other.to_owned())),
+        }
+    }
+}
+
+/// A name that is neither `rpc` nor `http` (the name given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown refusal status {0:?} (expected \"rpc\" or \"http\")")]
+pub struct RefusalStatusError(pub String);
+
+impl Row {
+    /// The HTTP status this row's answer goes with: the row's, or 200 for
+    /// a JSON-RPC error answering a request (`answers_request`: its id is
+    /// echoed) where the row says 400 and `refusal` is
+    /// [`RefusalStatus::Rpc`], unless the revision ties the error to 400
+    /// (its code, [`Condition::bound_to_400`], or the row,
+    /// [`Row::keeps_status`]).
+    pub const fn status_for(&self, answers_request: bool, refusal: RefusalStatus) -> u16 {
+        match refusal {
+            RefusalStatus::Rpc
+                if answers_request
+                    && self.status == 400
+                    && matches!(self.dialect, Dialect::Error)
+                    && !self.keeps_status
+                    && !self.condition.bound_to_400() =>
+            {
+                200
+            }
+            _ => self.status,
+        }
+    }
 }
 
 use DataKey as K;
@@ -379,14 +448,20 @@ pub const TABLE: [Row; 46] = [
         Condition::UnsupportedProtocolVersion,
         &[K::Supported, K::Requested],
     ),
-    row(
-        Reason::ProtocolField,
-        Rejecter::Lane,
-        "protocol_field",
-        400,
-        Condition::InvalidParams,
-        &[K::Errors, K::Total],
-    ),
+    // A 2026-07-28 request without its `_meta` protocol fields: 400 with
+    // its -32602, as the revision's stateless transport (SEP-2575) and its
+    // conformance suite require.
+    Row {
+        keeps_status: true,
+        ..row(
+            Reason::ProtocolField,
+            Rejecter::Lane,
+            "protocol_field",
+            400,
+            Condition::InvalidParams,
+            &[K::Errors, K::Total],
+        )
+    },
     row(
         Reason::HeaderMismatch,
         Rejecter::Binding,
@@ -607,6 +682,7 @@ const fn row(
         condition,
         data,
         dialect: Dialect::Error,
+        keeps_status: false,
     }
 }
 
@@ -638,6 +714,43 @@ mod tests {
                 "{} twice",
                 row.name
             );
+        }
+    }
+
+    #[test]
+    fn a_request_refused_400_is_answered_200_unless_the_revision_ties_it_to_400() {
+        let answered: Vec<(Reason, u16)> = TABLE
+            .iter()
+            .filter(|row| row.status_for(true, RefusalStatus::Rpc) != row.status)
+            .map(|row| (row.reason, row.status_for(true, RefusalStatus::Rpc)))
+            .collect();
+        assert_eq!(
+            answered,
+            [
+                (Reason::BadHttp, 200),
+                (Reason::RepeatedHeader, 200),
+                (Reason::MissingHost, 200),
+                (Reason::NominatedHeader, 200),
+                (Reason::BodyNotAllowed, 200),
+                (Reason::MalformedJson, 200),
+                (Reason::Batch, 200),
+                (Reason::DuplicateKey, 200),
+                (Reason::TooDeep, 200),
+                (Reason::UnidentifiedRequest, 200),
+                (Reason::UnknownMessage, 200),
+                (Reason::InvalidParams, 200),
+                (Reason::InvalidRequest, 200),
+                (Reason::UnknownTool, 200),
+                (Reason::UnderscoredHeader, 200),
+                (Reason::UnmirroredHeader, 200),
+                (Reason::AliasedMember, 200),
+                (Reason::TokenInQuery, 200),
+            ],
+            "only the 400 rows the revision does not tie to 400 move"
+        );
+        for row in &TABLE {
+            assert_eq!(row.status_for(false, RefusalStatus::Rpc), row.status);
+            assert_eq!(row.status_for(true, RefusalStatus::Http), row.status);
         }
     }
 }

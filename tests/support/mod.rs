@@ -316,6 +316,22 @@ pub fn own_seeds(revision: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The status a refusal for `reason` answering `id` goes with (REFERENCE.md,
+/// "HTTP status of a refusal"): a request's (its id echoed) refused 400
+/// goes with 200, as MCP servers answer, unless its code is one the
+/// 2026-07-28 schema ties to 400 or it lacks the `_meta` protocol fields
+/// (400 by SEP-2575); every other answer, its row's status.
+pub fn answered_status(reason: Reason, id: &Value) -> u16 {
+    let row = mcpgate::unstable::reject::row(reason);
+    let bound_to_400 =
+        [-32020, -32021, -32022].contains(&row.condition.code()) || reason == Reason::ProtocolField;
+    if !id.is_null() && row.status == 400 && !bound_to_400 {
+        200
+    } else {
+        row.status
+    }
+}
+
 /// One message that triggers `reason` through the gate, with the id its
 /// answer must carry; `None` for the rows only a server reaches (the wire
 /// stage's, the forwarder's: tests/serve.rs reaches every row over HTTP).
