@@ -211,7 +211,7 @@ impl Given {
             }
             let unread = |e: std::io::Error| self.error(key, format!("{}: {e}", path.display()));
             let pem = std::fs::read(path).map_err(unread)?;
-            let bad = |e: crate::upstream::tls::CaError| {
+            let bad = |e: crate::upstream::tls::UpstreamTlsError| {
                 self.error(key, format!("{}: {e}", path.display()))
             };
             let ca = crate::upstream::tls::read_pem_certificates(&pem).map_err(bad)?;

@@ -105,7 +105,7 @@ impl UpstreamConfig {
     pub fn trust(
         &mut self,
         ca: Vec<rustls::pki_types::CertificateDer<'static>>,
-    ) -> Result<(), tls::CaError> {
+    ) -> Result<(), tls::UpstreamTlsError> {
         if let Some(tls) = &mut self.tls {
             let host = tls.name.to_str().into_owned();
             *tls = UpstreamTls::new(&host, Some(ca))?;

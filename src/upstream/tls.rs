@@ -21,15 +21,18 @@ pub struct UpstreamTls {
     pub ca: Option<Arc<Vec<CertificateDer<'static>>>>,
 }
 
-/// Why `upstream_ca_file` cannot be used.
+/// Why an `https://` upstream cannot be verified as configured (its host,
+/// or `upstream_ca_file`).
 #[derive(Debug, thiserror::Error)]
-pub enum CaError {
+pub enum UpstreamTlsError {
     #[error("holds no PEM certificate")]
     Empty,
     #[error("is not PEM certificates: {0}")]
     Pem(String),
     #[error("a certificate cannot be used as a root: {0}")]
     Root(rustls::Error),
+    #[error("{0:?} is not a name a certificate can be verified for")]
+    Name(String),
 }
 
 /// The crypto provider of every TLS connection (the one ureq uses too).
@@ -38,12 +41,12 @@ pub(crate) fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 }
 
 /// PEM certificates, in their order; none is an error.
-pub fn read_pem_certificates(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, CaError> {
+pub fn read_pem_certificates(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, UpstreamTlsError> {
     let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| CaError::Pem(e.to_string()))?;
+        .map_err(|e| UpstreamTlsError::Pem(e.to_string()))?;
     if certs.is_empty() {
-        return Err(CaError::Empty);
+        return Err(UpstreamTlsError::Empty);
     }
     Ok(certs)
 }
@@ -54,12 +57,12 @@ impl UpstreamTls {
     pub(crate) fn new(
         host: &str,
         ca: Option<Vec<CertificateDer<'static>>>,
-    ) -> Result<UpstreamTls, CaError> {
+    ) -> Result<UpstreamTls, UpstreamTlsError> {
         let mut roots = rustls::RootCertStore::empty();
         match &ca {
             Some(certs) => {
                 for cert in certs {
-                    roots.add(cert.clone()).map_err(CaError::Root)?;
+                    roots.add(cert.clone()).map_err(UpstreamTlsError::Root)?;
                 }
             }
             None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
@@ -71,9 +74,8 @@ impl UpstreamTls {
             .with_no_client_auth();
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         let bare = host.trim_start_matches('[').trim_end_matches(']');
-        // `parse` checked the host: a name or an address.
         let name = ServerName::try_from(bare.to_owned())
-            .unwrap_or_else(|_| ServerName::try_from("invalid.").expect("a DNS name"));
+            .map_err(|_| UpstreamTlsError::Name(bare.to_owned()))?;
         Ok(UpstreamTls {
             config: Arc::new(config),
             name,
