@@ -214,3 +214,28 @@ fn a_handshake_that_never_completes_is_cut_by_the_read_timeout(driver: &str) {
         .unwrap();
     assert_eq!(read_answer(&mut tls).0, 200);
 }
+
+#[test]
+fn sigterm_closes_an_idle_tls_connection_and_exits_0() {
+    let (mut server, config) = tls_gateway("epoll", "");
+    let mut idle = tls_connect(server.address, &config);
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_answer(&mut idle).0, 200);
+    // One mid-handshake too: it has sent nothing.
+    let _silent = TcpStream::connect(server.address).unwrap();
+    server.sigterm();
+    let end = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < end, "still running 20 s after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    let mut rest = Vec::new();
+    // Closed: the end of the stream (with or without TLS's close alert).
+    let _ = idle.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "{:?}", String::from_utf8_lossy(&rest));
+}

@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 use rustls::crypto::CryptoProvider;
@@ -18,6 +18,8 @@ use rustls::sign::CertifiedKey;
 pub struct CertResolver {
     current: ArcSwap<CertifiedKey>,
     provider: Arc<CryptoProvider>,
+    /// The files `current` was read from (for a reload of the same ones).
+    files: Mutex<(PathBuf, PathBuf)>,
 }
 
 /// Why `tls_cert` and `tls_key` cannot be served; [`TlsFileError::key`]
@@ -85,6 +87,7 @@ impl CertResolver {
         Ok(CertResolver {
             current: ArcSwap::from_pointee(current),
             provider,
+            files: Mutex::new((cert.to_owned(), key.to_owned())),
         })
     }
 
@@ -93,8 +96,14 @@ impl CertResolver {
     pub fn reload(&self, cert: &Path, key: &Path) -> Result<(), TlsFileError> {
         let next = certified(cert, key, &self.provider)?;
         self.current.store(Arc::new(next));
+        *self.files.lock().unwrap_or_else(|e| e.into_inner()) = (cert.to_owned(), key.to_owned());
         tracing::info!(cert = %cert.display(), "TLS certificate reloaded");
         Ok(())
+    }
+
+    /// The certificate file and key file served now.
+    pub fn files(&self) -> (PathBuf, PathBuf) {
+        self.files.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The certificate served now (its chain, end entity first).
@@ -150,6 +159,70 @@ mod tests {
         dir
     }
 
+    /// A handshake, in memory, of a client for `name` trusting `ca`.
+    fn handshakes(server: &Arc<CertResolver>, ca: &rcgen::Certificate, name: &str) -> bool {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ca.der().clone()).unwrap();
+        let client = rustls::ClientConfig::builder_with_provider(crate::upstream::tls::provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let name = name.to_owned().try_into().unwrap();
+        let mut client = rustls::ClientConnection::new(Arc::new(client), name).unwrap();
+        let mut server = rustls::ServerConnection::new(server.server_config()).unwrap();
+        for _ in 0..10 {
+            let mut bytes = Vec::new();
+            while client.wants_write() {
+                client.write_tls(&mut bytes).unwrap();
+            }
+            server.read_tls(&mut &bytes[..]).unwrap();
+            if server.process_new_packets().is_err() {
+                return false;
+            }
+            let mut bytes = Vec::new();
+            while server.wants_write() {
+                server.write_tls(&mut bytes).unwrap();
+            }
+            client.read_tls(&mut &bytes[..]).unwrap();
+            if client.process_new_packets().is_err() {
+                return false;
+            }
+            if !client.is_handshaking() && !server.is_handshaking() {
+                return true;
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn a_reload_serves_the_new_certificate_to_the_next_handshake() {
+        let dir = temp_dir("swap");
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = params.self_signed(&ca_key).unwrap();
+        let issuer = rcgen::Issuer::new(params, ca_key);
+        let mut files = Vec::new();
+        for name in ["a.test", "b.test"] {
+            let key = rcgen::KeyPair::generate().unwrap();
+            let params = rcgen::CertificateParams::new(vec![name.to_owned()]).unwrap();
+            let cert = params.signed_by(&key, &issuer).unwrap();
+            let cert = write(&dir, &format!("{name}.crt"), &cert.pem());
+            files.push((
+                cert,
+                write(&dir, &format!("{name}.key"), &key.serialize_pem()),
+            ));
+        }
+        let resolver = Arc::new(CertResolver::load(&files[0].0, &files[0].1).unwrap());
+        assert!(handshakes(&resolver, &ca, "a.test"));
+        assert!(!handshakes(&resolver, &ca, "b.test"));
+        resolver.reload(&files[1].0, &files[1].1).unwrap();
+        assert!(handshakes(&resolver, &ca, "b.test"));
+        assert!(!handshakes(&resolver, &ca, "a.test"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
     #[test]
     fn reload_swaps_the_certificate_and_a_bad_key_keeps_the_old_one() {
         let dir = temp_dir("reload");
@@ -174,8 +247,10 @@ mod tests {
             assert_eq!(resolver.chain(), first);
         }
 
+        assert_eq!(resolver.files(), (ca.clone(), ka.clone()));
         resolver.reload(&cb, &kb).unwrap();
         assert_ne!(resolver.chain(), first);
+        assert_eq!(resolver.files(), (cb, kb));
         let _ = std::fs::remove_dir_all(dir);
     }
 }
