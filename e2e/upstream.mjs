@@ -2,6 +2,7 @@
 // of the end-to-end tests. Stateless, JSON answers unless a tool streams.
 //
 //   node upstream.mjs [--port N]      (or UPSTREAM_PORT=N; 0: ephemeral)
+//                     [--tls-cert FILE --tls-key FILE]   (HTTPS, PEM files)
 //
 // Prints `listening on 127.0.0.1:PORT` as its first stdout line.
 //
@@ -28,7 +29,9 @@
 // and the fixture tools, resources and prompts the official conformance suite
 // calls (test_*), so that it has something to check.
 
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import {
     completable,
     createMcpHandler,
@@ -54,6 +57,16 @@ function portFromArgs() {
         process.exit(2);
     }
     return port;
+}
+
+/** `--tls-cert FILE --tls-key FILE`: the options of an HTTPS server, or null. */
+function tlsFromArgs() {
+    const value = name => {
+        const i = process.argv.indexOf(name);
+        return i >= 0 ? process.argv[i + 1] : undefined;
+    };
+    const [cert, key] = [value('--tls-cert'), value('--tls-key')];
+    return cert && key ? { cert: readFileSync(cert), key: readFileSync(key) } : null;
 }
 
 // ---- counters and the progress side channel -------------------------------
@@ -583,7 +596,8 @@ async function readBody(req) {
     return Buffer.concat(chunks);
 }
 
-const httpServer = createServer(async (req, res) => {
+const tls = tlsFromArgs();
+const httpServer = (tls ? handler => createTlsServer(tls, handler) : createServer)(async (req, res) => {
     const url = new URL(req.url ?? '/', `http://${HOST}`);
     try {
         if (url.pathname === '/calls' && req.method === 'GET') return json(res, 200, counts);

@@ -22,9 +22,17 @@ pub(crate) enum Peek {
 
 /// Looks at `stream`'s next byte without taking it and without waiting.
 pub(crate) fn peek(stream: &TcpStream) -> Peek {
-    // SAFETY: `stream` owns the descriptor and is borrowed for longer
-    // than `fd`.
-    let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) };
+    // `stream` owns the descriptor and is borrowed for the whole call.
+    peek_fd(stream.as_raw_fd())
+}
+
+/// [`peek`] on the socket of a stream that wraps it (TLS), by descriptor.
+///
+/// The caller must hold `fd` open: it borrows the stream that owns it for
+/// the call.
+pub(crate) fn peek_fd(fd: RawFd) -> Peek {
+    // SAFETY: the descriptor is open for the call (the caller's contract).
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
     let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
     match socket2::SockRef::from(&fd)
         .recv_with_flags(&mut byte, libc::MSG_PEEK | libc::MSG_DONTWAIT)
@@ -36,10 +44,20 @@ pub(crate) fn peek(stream: &TcpStream) -> Peek {
     }
 }
 
+/// A second descriptor of `stream`'s socket, as a stream of its own: to
+/// watch a socket that another stream (TLS) owns and lends no one.
+pub(crate) fn watcher(stream: &TcpStream) -> io::Result<TcpStream> {
+    // SAFETY: `stream` owns the descriptor and is borrowed for longer
+    // than `fd`.
+    let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) };
+    TcpStream::from_std(std::net::TcpStream::from(fd.try_clone_to_owned()?))
+}
+
 /// Appends what `stream` holds right now to `buf`, without waiting: the
 /// count, 0 when the peer closed.
 pub(crate) fn recv_now(stream: &TcpStream, buf: &mut Vec<u8>) -> io::Result<usize> {
-    // SAFETY: as in `peek`.
+    // SAFETY: `stream` owns the descriptor and is borrowed for longer
+    // than `fd`.
     let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) };
     let len = buf.len();
     let n = socket2::SockRef::from(&fd)

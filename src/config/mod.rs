@@ -102,6 +102,16 @@ pub struct Raw {
     /// Milliseconds an answer's body (an event stream) may stay silent [default: 300000].
     #[arg(long, env = "MCPGATE_UPSTREAM_IDLE_TIMEOUT_MS", value_parser = number::<u64>)]
     pub upstream_idle_timeout_ms: Option<u64>,
+    /// PEM certificates an `https://` upstream's certificate is verified against, in place of
+    /// Mozilla's roots (a private CA).
+    #[arg(long, env = "MCPGATE_UPSTREAM_CA_FILE")]
+    pub upstream_ca_file: Option<PathBuf>,
+    /// Serve TLS: the PEM certificate chain (with `tls_key`).
+    #[arg(long, env = "MCPGATE_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// Serve TLS: the PEM private key (with `tls_cert`).
+    #[arg(long, env = "MCPGATE_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
     /// Serve `/_noop`, a 204 that reads nothing (a load benchmark's floor) [default: false].
     #[arg(long, env = "MCPGATE_BENCH_NOOP_ROUTE", value_parser = boolean, value_name = "BOOL")]
     #[arg(num_args = 0..=1, default_missing_value = "true")]
@@ -261,7 +271,17 @@ fn file(path: &Path) -> Result<Table, ConfigError> {
         error(key.unwrap_or("config"), e.message(), from())
     })?;
     let dir = path.parent().unwrap_or(Path::new(""));
-    for path in raw.catalog.iter_mut().chain(&mut raw.oauth_jwks_file) {
+    let paths = [
+        &mut raw.upstream_ca_file,
+        &mut raw.tls_cert,
+        &mut raw.tls_key,
+    ];
+    for path in raw
+        .catalog
+        .iter_mut()
+        .chain(&mut raw.oauth_jwks_file)
+        .chain(paths.into_iter().flatten())
+    {
         *path = dir.join(&*path);
     }
     let strict = &mut raw.switches.strict_unknown_fields;

@@ -229,7 +229,7 @@ fn a_wrong_value_names_its_key() {
         (&[], "io_driver = \"kqueue\"", "io_driver"),
         (&[], "revisions = [\"2024-11-05\"]", "revisions"),
         (&[], "endpoint = \"mcp\"", "endpoint"),
-        (&["--upstream", "https://127.0.0.1:9/mcp"], "", "upstream"),
+        (&["--upstream", "ftp://127.0.0.1:9/mcp"], "", "upstream"),
         (
             &[],
             "upstream = \"http://127.0.0.1:9/mcp\"\nupstream_idle_timeout_ms = 0",
@@ -446,4 +446,84 @@ fn the_example_file_names_every_key() {
     settings.config = Some(example_path());
     let shown = format!("{settings:?}");
     assert!(!shown.contains("None"), "a key is missing: {shown}");
+}
+
+#[test]
+fn an_https_upstream_takes_its_ca_file_and_a_bad_one_names_the_key() {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let ca = rcgen::CertificateParams::new(vec!["ca.test".to_owned()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let pem = write_file("ca.pem", &ca.pem());
+    let https = ["--upstream", "https://127.0.0.1:9/mcp"];
+    let args = flags(&[&https[..], &["--upstream-ca-file", pem.to_str().unwrap()]].concat());
+    let upstream = build(&args, "").unwrap().server.upstream.unwrap();
+    let tls = upstream.tls.as_ref().unwrap();
+    assert_eq!(tls.ca.as_ref().map(|c| c.len()), Some(1));
+    // Without the file: Mozilla's roots.
+    let upstream = build(&flags(&https), "").unwrap().server.upstream.unwrap();
+    assert!(upstream.tls.as_ref().unwrap().ca.is_none());
+
+    let empty = write_file("empty.pem", "");
+    let not_pem = write_file("key.pem", &key.serialize_pem());
+    let missing = empty.with_file_name("missing.pem");
+    for (upstream, file) in [
+        ("https://127.0.0.1:9/mcp", &empty),
+        ("https://127.0.0.1:9/mcp", &not_pem),
+        ("https://127.0.0.1:9/mcp", &missing),
+        ("http://127.0.0.1:9/mcp", &pem),
+    ] {
+        let args = [
+            "--upstream",
+            upstream,
+            "--upstream-ca-file",
+            file.to_str().unwrap(),
+        ];
+        let error = build(&flags(&args), "").unwrap_err();
+        assert_eq!(error.key, "upstream_ca_file", "{error}");
+    }
+}
+
+#[test]
+fn tls_cert_and_tls_key_go_together_and_a_bad_one_names_its_key() {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let cert_pem = write_file("gw.crt", &cert.pem());
+    let key_pem = write_file("gw.key", &key.serialize_pem());
+    let (c, k) = (cert_pem.to_str().unwrap(), key_pem.to_str().unwrap());
+    let settings = build(&flags(&["--tls-cert", c, "--tls-key", k]), "").unwrap();
+    assert!(settings.server.tls.is_some());
+    // Relative paths in the file are read from its directory.
+    let dir = key_pem.parent().unwrap().to_owned();
+    std::fs::copy(&cert_pem, dir.join("gw2.crt")).unwrap();
+    let text = "tls_cert = \"gw2.crt\"\ntls_key = \"gw.key\"";
+    let mut args = flags(&[]);
+    args.config = Some(dir.join("c.toml"));
+    std::fs::write(dir.join("c.toml"), text).unwrap();
+    assert!(build(&args, "").unwrap().server.tls.is_some());
+
+    let other = rcgen::KeyPair::generate().unwrap().serialize_pem();
+    let other = write_file("other.key", &other);
+    let missing = cert_pem.with_file_name("missing.crt");
+    for (args, key) in [
+        (vec!["--tls-cert", c], "tls_key"),
+        (vec!["--tls-key", k], "tls_cert"),
+        (vec!["--tls-cert", k, "--tls-key", k], "tls_cert"),
+        (
+            vec!["--tls-cert", missing.to_str().unwrap(), "--tls-key", k],
+            "tls_cert",
+        ),
+        (vec!["--tls-cert", c, "--tls-key", c], "tls_key"),
+        (
+            vec!["--tls-cert", c, "--tls-key", other.to_str().unwrap()],
+            "tls_key",
+        ),
+    ] {
+        let error = build(&flags(&args), "").unwrap_err();
+        assert_eq!(error.key, key, "{args:?}: {error}");
+    }
 }

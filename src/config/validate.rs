@@ -10,6 +10,7 @@ use toml::Table;
 use super::{ConfigError, Raw};
 use crate::gate::{GateConfig, RefusalStatus, UnknownTools};
 use crate::protocol::Revision;
+use crate::server::tls::{CertResolver, TlsFileError};
 use crate::server::{IoDriver, MAX_HEADERS_CAP, ServerConfig};
 use crate::service::oauth::{OAuthConfig, is_http_url, is_scope_token, may_carry_identity};
 use crate::service::{oauth::keys::JwksSource, session::SessionKey, wire::WirePolicy};
@@ -157,6 +158,16 @@ impl Given {
         s.idle_timeout = ms(r.idle_timeout_ms, s.idle_timeout);
         s.read_timeout = ms(r.read_timeout_ms, s.read_timeout);
         s.shutdown_grace = ms(r.shutdown_grace_ms, s.shutdown_grace);
+        s.tls = match (&r.tls_cert, &r.tls_key) {
+            (None, None) => None,
+            (Some(cert), Some(key)) => {
+                let certs = CertResolver::load(cert, key);
+                let why = |e: TlsFileError| self.error(e.key(), e.to_string());
+                Some(Arc::new(certs.map_err(why)?))
+            }
+            (Some(_), None) => return Err(self.error("tls_key", "is needed with tls_cert")),
+            (None, Some(_)) => return Err(self.error("tls_cert", "is needed with tls_key")),
+        };
         Ok(s)
     }
 
@@ -198,6 +209,19 @@ impl Given {
         up.connect_timeout = ms(r.upstream_connect_timeout_ms, up.connect_timeout);
         up.first_byte_timeout = ms(r.upstream_first_byte_timeout_ms, up.first_byte_timeout);
         up.idle_timeout = ms(r.upstream_idle_timeout_ms, up.idle_timeout);
+        if let Some(path) = &r.upstream_ca_file {
+            let key = "upstream_ca_file";
+            if up.tls.is_none() {
+                return Err(self.error(key, "is for an https:// upstream"));
+            }
+            let unread = |e: std::io::Error| self.error(key, format!("{}: {e}", path.display()));
+            let pem = std::fs::read(path).map_err(unread)?;
+            let bad = |e: crate::upstream::tls::UpstreamTlsError| {
+                self.error(key, format!("{}: {e}", path.display()))
+            };
+            let ca = crate::upstream::tls::read_pem_certificates(&pem).map_err(bad)?;
+            up.trust(ca).map_err(bad)?;
+        }
         Ok(Some(up))
     }
 

@@ -17,6 +17,7 @@ pub mod http;
 mod later;
 mod reclaim;
 pub mod runtime;
+pub mod tls;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -438,6 +439,9 @@ pub struct ServerConfig {
     /// Where [`Reply::Forward`] sends requests; each worker keeps its own
     /// connections to it. None: forwarding fails as unreachable.
     pub upstream: Option<Arc<UpstreamConfig>>,
+    /// Serve TLS with the certificate this holds (swappable while
+    /// serving: [`tls::CertResolver::reload`]). None: plaintext.
+    pub tls: Option<Arc<tls::CertResolver>>,
 }
 
 /// The most headers a head may carry, whatever `max_headers` says (the
@@ -463,6 +467,7 @@ impl ServerConfig {
             max_connections: 4096,
             on_listening: None,
             upstream: None,
+            tls: None,
         }
     }
 }
@@ -482,6 +487,7 @@ impl fmt::Debug for ServerConfig {
             .field("max_connections", &self.max_connections)
             .field("on_listening", &self.on_listening.is_some())
             .field("upstream", &self.upstream)
+            .field("tls", &self.tls.is_some())
             .finish()
     }
 }

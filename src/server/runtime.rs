@@ -26,7 +26,7 @@ use monoio::net::{TcpListener, UnixStream};
 use monoio::time::Instant;
 use socket2::{Domain, Protocol, Socket, Type};
 
-use super::http::{Limits, Worker, serve_connection};
+use super::http::{Limits, Worker, serve_connection, serve_tls_connection};
 use super::{IoDriver, ServerConfig, Service};
 use crate::upstream::{Pool, UpstreamConfig};
 
@@ -153,6 +153,7 @@ pub fn serve_until<S: Service>(
         listeners.push(bind_listener(addr)?);
     }
     let limits = Limits::from_config(&config);
+    let tls = config.tls.as_ref().map(|certs| certs.server_config());
 
     let (ready_tx, ready_rx) = mpsc::channel::<io::Result<()>>();
     let mut handles = Vec::with_capacity(workers);
@@ -171,6 +172,7 @@ pub fn serve_until<S: Service>(
             let grace = config.shutdown_grace;
             let signal = shutdown.clone();
             let upstream = config.upstream.clone();
+            let tls = tls.clone();
             let handle = thread::Builder::new()
                 .name(format!("mcpgate-worker-{i}"))
                 .spawn(move || {
@@ -184,6 +186,7 @@ pub fn serve_until<S: Service>(
                         ready,
                         signal,
                         upstream,
+                        tls,
                     })
                 })?;
             Ok::<_, io::Error>((handle, abort, wake_tx))
@@ -347,6 +350,7 @@ struct WorkerStart<S> {
     ready: mpsc::Sender<io::Result<()>>,
     signal: ShutdownSignal,
     upstream: Option<Arc<UpstreamConfig>>,
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 fn run_worker<S: Service>(start: WorkerStart<S>) -> io::Result<Closed> {
@@ -410,6 +414,7 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<Closed> {
         start.limits,
         start.signal,
         start.upstream.map(Pool::new),
+        start.tls.map(monoio_rustls::TlsAcceptor::from),
     ));
     {
         // The reclaim task gives the parse buffers back after a burst.
@@ -438,7 +443,7 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<Closed> {
                         }
                         worker.room().await;
                     }
-                    monoio::spawn(serve_connection(stream, worker.clone()));
+                    spawn_connection(stream, &worker);
                 }
                 Err(e) => {
                     // Out of descriptors (or memory): back off instead of
@@ -474,7 +479,7 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<Closed> {
             .and_then(|()| monoio::net::TcpStream::from_std(stream));
         if let Ok(stream) = adopted {
             closed.connections += 1;
-            monoio::spawn(serve_connection(stream, worker.clone()));
+            spawn_connection(stream, &worker);
         }
     }
     drop(backlog);
@@ -495,4 +500,12 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<Closed> {
         }
     }
     Ok(closed)
+}
+
+/// A task for an accepted connection, over TLS when the listener serves it.
+fn spawn_connection<S: Service>(stream: monoio::net::TcpStream, worker: &Rc<Worker<S>>) {
+    match worker.tls {
+        None => drop(monoio::spawn(serve_connection(stream, worker.clone()))),
+        Some(_) => drop(monoio::spawn(serve_tls_connection(stream, worker.clone()))),
+    }
 }

@@ -613,6 +613,11 @@ impl Service for McpService {
                 Reason::UpstreamBadAnswer,
                 "Internal error: the upstream MCP server's answer could not be read (not valid HTTP, or not readable where the gateway filters or seals it)",
             ),
+            // Counted as unreachable: no connection the request could go on.
+            UpstreamFailure::Tls => (
+                Reason::UpstreamUnreachable,
+                "Internal error: the upstream MCP server could not be reached over TLS (its certificate failed verification, or the TLS handshake failed)",
+            ),
         };
         let mut answer = self.answer(self.gate.rejections().send_allowed(
             reason,

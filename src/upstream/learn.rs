@@ -261,11 +261,12 @@ impl Client {
             // One connection per exchange, as the session's DELETE ends it.
             .max_idle_connections(0)
             .user_agent(concat!("mcpgate/", env!("CARGO_PKG_VERSION")))
+            .tls_config(listing_tls(endpoint))
             .build()
             .into();
         Client {
             agent,
-            url: format!("http://{}{}", endpoint.authority, endpoint.path),
+            url: endpoint.listing_url(),
         }
     }
 
@@ -314,6 +315,22 @@ impl Client {
             body,
         })
     }
+}
+
+/// The forwarder's roots: `upstream_ca_file`'s certificates alone, or
+/// Mozilla's (ureq's default, the same list).
+fn listing_tls(endpoint: &UpstreamConfig) -> ureq::tls::TlsConfig {
+    let tls = ureq::tls::TlsConfig::builder();
+    match endpoint.tls.as_ref().and_then(|tls| tls.ca.as_ref()) {
+        Some(ca) => {
+            let certs = ca
+                .iter()
+                .map(|c| ureq::tls::Certificate::from_der(c).to_owned());
+            tls.root_certs(ureq::tls::RootCerts::Specific(Arc::new(certs.collect())))
+        }
+        None => tls.root_certs(ureq::tls::RootCerts::WebPki),
+    }
+    .build()
 }
 
 /// What every exchange sends: the media types a client of the endpoint

@@ -7,6 +7,7 @@ pub mod answer;
 pub mod learn;
 pub mod pool;
 pub mod rate_limit;
+pub mod tls;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -15,6 +16,7 @@ use bytes::{BufMut, BytesMut};
 
 pub use answer::{AnswerHead, BodyFraming};
 pub use pool::Pool;
+pub use tls::UpstreamTls;
 
 /// Where to forward, and how long to wait for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +36,8 @@ pub struct UpstreamConfig {
     /// Between two reads of an answer's body (an SSE stream may pause this
     /// long).
     pub idle_timeout: Duration,
+    /// An `https://` upstream's TLS; none for `http://`.
+    pub tls: Option<UpstreamTls>,
 }
 
 /// The defaults: 2 s to connect, 30 s to the first byte, 300 s idle.
@@ -42,12 +46,15 @@ pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl UpstreamConfig {
-    /// Parses `http://host[:port][/path]` and resolves the host. Only plain
-    /// `http://` (no TLS, no user info, no query or fragment).
+    /// Parses `http://host[:port][/path]` or `https://…` (verified against
+    /// Mozilla's roots until [`UpstreamConfig::trust`]) and resolves the
+    /// host. No user info, query or fragment.
     pub fn parse(url: &str) -> Result<UpstreamConfig, UpstreamError> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| UpstreamError::NotHttp(url.to_owned()))?;
+        let (rest, https) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+            (Some(rest), _) => (rest, false),
+            (None, Some(rest)) => (rest, true),
+            (None, None) => return Err(UpstreamError::NotHttp(url.to_owned())),
+        };
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, "/"),
@@ -58,10 +65,12 @@ impl UpstreamConfig {
         if path.contains(['?', '#']) || path.bytes().any(|b| b <= b' ' || b == 0x7f) {
             return Err(UpstreamError::Path(url.to_owned()));
         }
-        let with_port = if authority.ends_with(']') || !authority.contains(':') {
-            format!("{authority}:80")
+        let (host, with_port) = if authority.ends_with(']') || !authority.contains(':') {
+            let port = if https { 443 } else { 80 };
+            (authority, format!("{authority}:{port}"))
         } else {
-            authority.to_owned()
+            let colon = authority.rfind(':').unwrap_or(authority.len());
+            (&authority[..colon], authority.to_owned())
         };
         let addr = with_port
             .to_socket_addrs()
@@ -79,7 +88,35 @@ impl UpstreamConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             first_byte_timeout: DEFAULT_FIRST_BYTE_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            tls: match https {
+                true => Some(
+                    UpstreamTls::new(host, None).map_err(|e| UpstreamError::Tls {
+                        url: url.to_owned(),
+                        reason: e.to_string(),
+                    })?,
+                ),
+                false => None,
+            },
         })
+    }
+
+    /// An `https://` upstream's certificate verified against `ca` alone
+    /// (a private CA) instead of Mozilla's roots.
+    pub fn trust(
+        &mut self,
+        ca: Vec<rustls::pki_types::CertificateDer<'static>>,
+    ) -> Result<(), tls::UpstreamTlsError> {
+        if let Some(tls) = &mut self.tls {
+            let host = tls.name.to_str().into_owned();
+            *tls = UpstreamTls::new(&host, Some(ca))?;
+        }
+        Ok(())
+    }
+
+    /// The URL the catalog listing asks (the same host, port and path).
+    pub fn listing_url(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.authority, self.path)
     }
 }
 
@@ -87,7 +124,7 @@ impl UpstreamConfig {
 /// each).
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
-    #[error("{0:?} is not an http:// URL (https is not supported)")]
+    #[error("{0:?} is not an http:// or https:// URL")]
     NotHttp(String),
     #[error("{0:?} has no host (or has user info)")]
     NoHost(String),
@@ -97,6 +134,8 @@ pub enum UpstreamError {
     Resolve { url: String, source: std::io::Error },
     #[error("{0:?}: the host resolves to no address")]
     NoAddress(String),
+    #[error("{url:?}: {reason}")]
+    Tls { url: String, reason: String },
 }
 
 /// Why there is no answer to relay. The service turns each into its
@@ -110,6 +149,9 @@ pub enum Failure {
     Timeout,
     /// The upstream answered something that is not an HTTP/1.x answer.
     BadAnswer,
+    /// The TLS handshake with an `https://` upstream failed (its
+    /// certificate not verified, or for another name): nothing was sent.
+    Tls,
 }
 
 /// Headers that concern one connection only (RFC 9110 §7.6.1): never
@@ -249,8 +291,16 @@ mod tests {
         assert_eq!((c.addr.port(), c.path.as_str()), (80, "/"));
         let c = UpstreamConfig::parse("http://[::1]:81/x/y").unwrap();
         assert_eq!((c.addr.port(), c.authority.as_str()), (81, "[::1]:81"));
+        let c = UpstreamConfig::parse("https://127.0.0.1/mcp").unwrap();
+        assert_eq!(
+            (c.addr.port(), c.listing_url().as_str()),
+            (443, "https://127.0.0.1/mcp")
+        );
+        let c = UpstreamConfig::parse("https://localhost:8443").unwrap();
+        let name = c.tls.map(|t| t.name.to_str().into_owned());
+        assert_eq!((c.addr.port(), name.as_deref()), (8443, Some("localhost")));
         for bad in [
-            "https://127.0.0.1/mcp",
+            "ftp://127.0.0.1/mcp",
             "127.0.0.1:80",
             "http:///mcp",
             "http://u@127.0.0.1/",

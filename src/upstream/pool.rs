@@ -4,14 +4,18 @@
 //! read to its end.
 
 use std::cell::RefCell;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use monoio::BufResult;
 use monoio::buf::{IoBuf, IoBufMut};
+use monoio::buf::{IoVecBuf, IoVecBufMut};
 use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
 use monoio::time::Instant;
+use monoio_rustls::{ClientTlsStream, TlsConnector};
 
 use super::answer::{AnswerHead, BodyState, Malformed, Parsed, parse_head};
 use super::{Failure, UpstreamConfig};
@@ -38,10 +42,65 @@ pub struct Pool {
 
 /// One connection to the upstream and what was read from it but not used.
 pub struct UpstreamConn {
-    stream: TcpStream,
+    stream: Link,
+    /// The socket under `stream` (it owns it): peeked at while idle.
+    fd: RawFd,
     buf: Vec<u8>,
     /// `buf[pos..]` is not consumed yet.
     pos: usize,
+}
+
+/// A connection's bytes, in the clear or through TLS.
+enum Link {
+    Plain(TcpStream),
+    /// Boxed: the TLS state is large, and a pooled connection is moved.
+    Tls(Box<ClientTlsStream<TcpStream>>),
+}
+
+impl AsyncReadRent for Link {
+    async fn read<T: IoBufMut>(&mut self, buf: T) -> BufResult<usize, T> {
+        match self {
+            Link::Plain(s) => s.read(buf).await,
+            Link::Tls(s) => s.read(buf).await,
+        }
+    }
+
+    async fn readv<T: IoVecBufMut>(&mut self, buf: T) -> BufResult<usize, T> {
+        match self {
+            Link::Plain(s) => s.readv(buf).await,
+            Link::Tls(s) => s.readv(buf).await,
+        }
+    }
+}
+
+impl AsyncWriteRent for Link {
+    async fn write<T: IoBuf>(&mut self, buf: T) -> BufResult<usize, T> {
+        match self {
+            Link::Plain(s) => s.write(buf).await,
+            Link::Tls(s) => s.write(buf).await,
+        }
+    }
+
+    async fn writev<T: IoVecBuf>(&mut self, buf: T) -> BufResult<usize, T> {
+        match self {
+            Link::Plain(s) => s.writev(buf).await,
+            Link::Tls(s) => s.writev(buf).await,
+        }
+    }
+
+    async fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Link::Plain(s) => s.flush().await,
+            Link::Tls(s) => s.flush().await,
+        }
+    }
+
+    async fn shutdown(&mut self) -> std::io::Result<()> {
+        match self {
+            Link::Plain(s) => s.shutdown().await,
+            Link::Tls(s) => s.shutdown().await,
+        }
+    }
 }
 
 /// Why reading an answer's body stopped early.
@@ -116,12 +175,20 @@ impl Pool {
     }
 
     async fn connect(&self) -> Result<UpstreamConn, Failure> {
+        // The connect timeout bounds the TLS handshake too.
+        let deadline = Instant::now() + self.config.connect_timeout;
         let connect = TcpStream::connect_addr(self.config.addr);
-        match monoio::time::timeout(self.config.connect_timeout, connect).await {
+        match monoio::time::timeout_at(deadline, connect).await {
             Ok(Ok(stream)) => {
                 let _ = stream.set_nodelay(true);
+                let fd = stream.as_raw_fd();
+                let stream = match &self.config.tls {
+                    None => Link::Plain(stream),
+                    Some(tls) => Link::Tls(Box::new(self.handshake(tls, stream, deadline).await?)),
+                };
                 Ok(UpstreamConn {
                     stream,
+                    fd,
                     buf: Vec::with_capacity(READ_BUF),
                     pos: 0,
                 })
@@ -134,6 +201,30 @@ impl Pool {
             // for an upstream that took the request and did not answer.
             Err(_) => {
                 tracing::warn!(upstream = %self.config.url, "connecting to the upstream timed out");
+                Err(Failure::Unreachable)
+            }
+        }
+    }
+
+    /// The TLS handshake on a new connection, before any byte of a
+    /// request: a failure leaves nothing sent.
+    async fn handshake(
+        &self,
+        tls: &super::UpstreamTls,
+        stream: TcpStream,
+        deadline: Instant,
+    ) -> Result<ClientTlsStream<TcpStream>, Failure> {
+        let connector = TlsConnector::from(tls.config.clone());
+        let handshake = connector.connect(tls.name.clone(), stream);
+        match monoio::time::timeout_at(deadline, handshake).await {
+            Ok(Ok(stream)) => Ok(stream),
+            Ok(Err(e)) => {
+                let reason = super::tls::describe(&e.into());
+                tracing::warn!(upstream = %self.config.url, %reason, "TLS with the upstream failed; nothing was sent");
+                Err(Failure::Tls)
+            }
+            Err(_) => {
+                tracing::warn!(upstream = %self.config.url, "the TLS handshake with the upstream timed out");
                 Err(Failure::Unreachable)
             }
         }
@@ -201,8 +292,15 @@ enum Fill {
 impl UpstreamConn {
     /// An idle connection shows neither the upstream's close nor bytes it
     /// sent unasked (which would be read as the next answer).
+    /// Over TLS, bytes there may be a record the upstream sent unasked
+    /// (a close alert, a session ticket): the connection is not reused.
     fn looks_open(&self) -> bool {
-        matches!(crate::sock::peek(&self.stream), Peek::Nothing)
+        let peek = match &self.stream {
+            Link::Plain(stream) => crate::sock::peek(stream),
+            // `self` owns the stream that owns `fd`.
+            Link::Tls(_) => crate::sock::peek_fd(self.fd),
+        };
+        matches!(peek, Peek::Nothing)
     }
 
     /// Reads more into the buffer; `Ok(0)`: the upstream closed.

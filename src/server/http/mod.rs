@@ -49,6 +49,7 @@ use monoio::buf::IoBufMut;
 use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
 use monoio::time::Instant;
+use monoio_rustls::{ServerTlsStream, TlsAcceptor};
 
 use self::parse::{ChunkedDecoder, ConnHeader, Framing, HeadMeta, with_head};
 use crate::server::later::Later;
@@ -137,6 +138,8 @@ pub(crate) struct Worker<S> {
     /// Collects the heap after large buffers were released (its task runs
     /// on the worker).
     pub reclaim: Reclaim,
+    /// TLS on the listener: every connection is accepted through it.
+    pub tls: Option<TlsAcceptor>,
 }
 
 impl<S: Service> Worker<S> {
@@ -145,8 +148,10 @@ impl<S: Service> Worker<S> {
         limits: Limits,
         signal: ShutdownSignal,
         upstream: Option<Pool>,
+        tls: Option<TlsAcceptor>,
     ) -> Worker<S> {
         Worker {
+            tls,
             signal,
             upstream,
             service,
@@ -290,22 +295,128 @@ pub(crate) fn serve_connection<S: Service>(
     let guard = OpenGuard::new(worker, stream.as_raw_fd());
     async move {
         let _ = stream.set_nodelay(true);
-        let mut conn = Conn {
-            stream,
-            buf: Vec::with_capacity(INITIAL_BUF),
-            start: 0,
-            out: Vec::with_capacity(512),
-            worker: &guard.worker,
-            idle: &guard.idle,
-            fresh: true,
-            filled: false,
+        serve_io(stream, &guard).await;
+    }
+}
+
+/// [`serve_connection`] on a listener that serves TLS: the handshake
+/// first, bounded by `read_timeout` like a request's head (and ended by
+/// the shutdown like a wait for one), then the same requests over it. A
+/// client that does not speak TLS fails the handshake and is closed.
+pub(crate) fn serve_tls_connection<S: Service>(
+    stream: TcpStream,
+    worker: Rc<Worker<S>>,
+) -> impl Future<Output = ()> {
+    let guard = OpenGuard::new(worker, stream.as_raw_fd());
+    async move {
+        let _ = stream.set_nodelay(true);
+        let (Some(acceptor), Ok(watch)) = (&guard.worker.tls, crate::sock::watcher(&stream)) else {
+            return;
         };
-        conn.run().await;
-        if conn.buf.capacity() > KEEP_BUF {
-            // Closed holding a large body (refused, or cut short).
-            drop(conn.buf);
-            guard.worker.reclaim.released();
-        }
+        let limit = guard.worker.limits.read_timeout;
+        let tls = match within(limit, acceptor.accept(stream)).await {
+            Ok(Ok(tls)) => tls,
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "TLS handshake with a client failed; closed");
+                return;
+            }
+            Err(TimedOut) => return,
+        };
+        serve_io(TlsClient { tls, watch }, &guard).await;
+    }
+}
+
+async fn serve_io<S: Service, IO: ClientIo>(stream: IO, guard: &OpenGuard<S>) {
+    let mut conn = Conn {
+        stream,
+        buf: Vec::with_capacity(INITIAL_BUF),
+        start: 0,
+        out: Vec::with_capacity(512),
+        worker: &guard.worker,
+        idle: &guard.idle,
+        fresh: true,
+        filled: false,
+    };
+    conn.run().await;
+    if conn.buf.capacity() > KEEP_BUF {
+        // Closed holding a large body (refused, or cut short).
+        drop(conn.buf);
+        guard.worker.reclaim.released();
+    }
+}
+
+/// A client connection's bytes: the socket itself, or TLS over it.
+pub(crate) trait ClientIo: AsyncReadRent + AsyncWriteRent {
+    /// The socket, watched for the client going away during a forward.
+    fn socket(&self) -> &TcpStream;
+    /// Appends the request bytes that can be had right now, without
+    /// waiting: the count, 0 when the client closed.
+    fn recv_now(&mut self, buf: &mut Vec<u8>) -> io::Result<usize>;
+}
+
+impl ClientIo for TcpStream {
+    fn socket(&self) -> &TcpStream {
+        self
+    }
+
+    fn recv_now(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        crate::sock::recv_now(self, buf)
+    }
+}
+
+/// A TLS connection, and a second descriptor of its socket to watch (the
+/// TLS stream owns the first and lends it to no one).
+pub(crate) struct TlsClient {
+    tls: ServerTlsStream<TcpStream>,
+    watch: TcpStream,
+}
+
+impl ClientIo for TlsClient {
+    fn socket(&self) -> &TcpStream {
+        &self.watch
+    }
+
+    /// Records cannot be decrypted without waiting for the rest of them:
+    /// a TLS connection the shutdown finds idle is closed.
+    fn recv_now(&mut self, _: &mut Vec<u8>) -> io::Result<usize> {
+        Ok(0)
+    }
+}
+
+impl AsyncReadRent for TlsClient {
+    fn read<T: IoBufMut>(&mut self, buf: T) -> impl Future<Output = monoio::BufResult<usize, T>> {
+        self.tls.read(buf)
+    }
+
+    fn readv<T: monoio::buf::IoVecBufMut>(
+        &mut self,
+        buf: T,
+    ) -> impl Future<Output = monoio::BufResult<usize, T>> {
+        self.tls.readv(buf)
+    }
+}
+
+impl AsyncWriteRent for TlsClient {
+    fn write<T: monoio::buf::IoBuf>(
+        &mut self,
+        buf: T,
+    ) -> impl Future<Output = monoio::BufResult<usize, T>> {
+        self.tls.write(buf)
+    }
+
+    fn writev<T: monoio::buf::IoVecBuf>(
+        &mut self,
+        buf: T,
+    ) -> impl Future<Output = monoio::BufResult<usize, T>> {
+        self.tls.writev(buf)
+    }
+
+    fn flush(&mut self) -> impl Future<Output = io::Result<()>> {
+        self.tls.flush()
+    }
+
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> {
+        self.tls.shutdown()
     }
 }
 
@@ -454,8 +565,8 @@ impl From<io::Error> for ReadEnd {
     }
 }
 
-struct Conn<'w, S: Service> {
-    stream: TcpStream,
+struct Conn<'w, S: Service, IO> {
+    stream: IO,
     /// Request bytes; `start..` is not yet consumed.
     buf: Vec<u8>,
     start: usize,
@@ -493,7 +604,7 @@ fn panic_step<P>() -> Step<P> {
     })
 }
 
-impl<S: Service> Conn<'_, S> {
+impl<S: Service, IO: ClientIo> Conn<'_, S, IO> {
     async fn run(&mut self) {
         // Err: the connection is done (closed by the peer, timed out, or
         // closed by us after an answer).
@@ -897,7 +1008,7 @@ impl<S: Service> Conn<'_, S> {
         if self.buf.capacity() - self.buf.len() < MIN_READ {
             self.buf.reserve(MIN_READ);
         }
-        match crate::sock::recv_now(&self.stream, &mut self.buf) {
+        match self.stream.recv_now(&mut self.buf) {
             Ok(n) if n > 0 => {
                 self.worker.service.on_bytes_in(n);
                 Ok(n)

@@ -47,7 +47,7 @@ enum EventEdits {
     Rewrite,
 }
 
-impl<S: Service> Conn<'_, S> {
+impl<S: Service, IO: super::ClientIo> Conn<'_, S, IO> {
     /// Forwards `request` (already encoded for the upstream) and relays the
     /// answer as `forward.plan` says; or answers the failure through the
     /// service.
@@ -65,7 +65,7 @@ impl<S: Service> Conn<'_, S> {
             Some(pool) => {
                 monoio::select! {
                     r = pool.exchange(request) => Some(r),
-                    () = client_gone(&self.stream) => None,
+                    () = client_gone(self.stream.socket()) => None,
                 }
             }
         };
@@ -411,7 +411,7 @@ impl<S: Service> Conn<'_, S> {
         while more && data.len() <= limit {
             let next = monoio::select! {
                 r = upstream.next_piece(body, data, idle) => Some(r),
-                () = client_gone(&self.stream) => None,
+                () = client_gone(self.stream.socket()) => None,
             };
             match next {
                 None => return Err(ReadEnd::Closed),
@@ -435,7 +435,7 @@ impl<S: Service> Conn<'_, S> {
     ) -> Result<bool, ReadEnd> {
         let next = monoio::select! {
             r = upstream.next_piece(body, data, idle) => Some(r),
-            () = client_gone(&self.stream) => None,
+            () = client_gone(self.stream.socket()) => None,
         };
         match next {
             Some(Ok(more)) => Ok(more),
