@@ -133,16 +133,19 @@ fn requests_over_tls_get_the_answers_plaintext_requests_get(driver: &str) {
     let plain = Server::start(&["--io-driver", driver]);
     let mut over_tls = tls_connect(tls.address, &config);
     let mut in_clear = plain.connect();
-    let mut statuses = Vec::new();
+    let (mut statuses, mut bodies) = (Vec::new(), Vec::new());
     for request in requests() {
         over_tls.write_all(&request).unwrap();
         in_clear.write_all(&request).unwrap();
         let (a, b) = (read_answer(&mut over_tls), read_answer(&mut in_clear));
         assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&request));
         statuses.push(a.0);
+        bodies.push(a.2);
     }
     assert_eq!(statuses[0], 200);
-    assert!(statuses[2] >= 400, "{statuses:?}");
+    // The invalid message is refused: a JSON-RPC error, whatever its status.
+    let refused: Value = serde_json::from_slice(&bodies[2]).unwrap();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
     // And each on a connection of its own.
     for (request, status) in requests().iter().zip(&statuses) {
         let mut fresh = tls_connect(tls.address, &config);
