@@ -40,7 +40,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -56,7 +56,7 @@ use crate::server::reclaim::Reclaim;
 use crate::server::{
     Forward, Head, HttpError, IoDriver, Reply, Response, ServerConfig, Service, ShutdownSignal,
 };
-use crate::upstream::{Pool, encode_request};
+use crate::upstream::{Pool, UpstreamConfig, encode_request};
 
 /// First capacity of a connection's read buffer.
 const INITIAL_BUF: usize = 4096;
@@ -129,8 +129,8 @@ pub(crate) struct Worker<S> {
     /// The signal itself: an answer produced before this worker saw the
     /// wake-up (it was busy in the service) already says `close`.
     pub signal: ShutdownSignal,
-    /// This worker's connections to the upstream, if there is one.
-    pub upstream: Option<Pool>,
+    /// This worker's connections to the upstreams.
+    pub upstream: Pools,
     /// Where a connection that has answered waits for the other ready
     /// connections before its next read (its pump runs on the worker).
     pub later: Later,
@@ -144,7 +144,7 @@ impl<S: Service> Worker<S> {
         service: Arc<S>,
         limits: Limits,
         signal: ShutdownSignal,
-        upstream: Option<Pool>,
+        upstream: Pools,
     ) -> Worker<S> {
         Worker {
             signal,
@@ -299,6 +299,7 @@ pub(crate) fn serve_connection<S: Service>(
             idle: &guard.idle,
             fresh: true,
             filled: false,
+            pool: None,
         };
         conn.run().await;
         if conn.buf.capacity() > KEEP_BUF {
@@ -368,7 +369,7 @@ enum Step<P> {
     Forward {
         /// Boxed: the step is held while a connection awaits its answer,
         /// and this is its largest part.
-        forward: Box<Forward<P>>,
+        forward: Box<(Forward<P>, Option<Rc<Pool>>)>,
         request: Bytes,
         consumed: usize,
         meta: HeadMeta,
@@ -395,15 +396,57 @@ impl Answered {
     }
 }
 
+/// A worker's upstream pools: the server's own, and one per upstream the
+/// service names ([`Service::upstream`]).
+pub struct Pools {
+    default: Option<Rc<Pool>>,
+    /// Each pool with the service's `Arc` it was made for: the `Weak`
+    /// keeps that address from naming another upstream while the entry
+    /// lives; an entry whose upstream left service is dropped when the
+    /// next one is added.
+    named: RefCell<Vec<(Weak<UpstreamConfig>, Rc<Pool>)>>,
+}
+
+impl Pools {
+    pub fn new(default: Option<Arc<UpstreamConfig>>) -> Pools {
+        Pools {
+            default: default.map(|config| Rc::new(Pool::new(config))),
+            named: RefCell::default(),
+        }
+    }
+
+    /// The pool of `named`, or the server's own: a short scan, a count of
+    /// this thread's own.
+    pub fn get(&self, named: Option<&Arc<UpstreamConfig>>) -> Option<Rc<Pool>> {
+        let Some(config) = named else {
+            return self.default.clone();
+        };
+        let found = self.named.borrow().iter().find_map(|(weak, pool)| {
+            std::ptr::eq(weak.as_ptr(), Arc::as_ptr(config)).then(|| pool.clone())
+        });
+        Some(found.unwrap_or_else(|| self.add(config)))
+    }
+
+    #[cold]
+    fn add(&self, config: &Arc<UpstreamConfig>) -> Rc<Pool> {
+        let mut named = self.named.borrow_mut();
+        named.retain(|(weak, _)| weak.strong_count() > 0);
+        // The pool's own copy: it does not keep the service's alive.
+        let pool = Rc::new(Pool::new(Arc::new((**config).clone())));
+        named.push((Arc::downgrade(config), pool.clone()));
+        pool
+    }
+}
+
 /// The step for a service's reply to a whole request.
-fn reply_step<P>(
-    reply: Reply<P>,
+fn reply_step<S: Service>(
+    reply: Reply<S::Pending>,
     head: &Head<'_>,
     body: &[u8],
-    upstream: Option<&Pool>,
+    worker: &Worker<S>,
     consumed: usize,
     meta: HeadMeta,
-) -> Step<P> {
+) -> Step<S::Pending> {
     match reply {
         Reply::Full(resp) => Step::Respond(Answered {
             resp,
@@ -413,7 +456,10 @@ fn reply_step<P>(
             meta,
         }),
         Reply::Forward(forward) => {
-            let request = upstream.map_or_else(Bytes::new, |pool| {
+            let pool = worker
+                .upstream
+                .get(worker.service.upstream(&forward.pending));
+            let request = pool.as_ref().map_or_else(Bytes::new, |pool| {
                 pool.encoded(|out| {
                     let mut client = head.client_request();
                     if let Some(len) = forward.session_id {
@@ -431,7 +477,7 @@ fn reply_step<P>(
                 })
             });
             Step::Forward {
-                forward: Box::new(forward),
+                forward: Box::new((forward, pool)),
                 request,
                 consumed,
                 meta,
@@ -467,6 +513,8 @@ struct Conn<'w, S: Service> {
     fresh: bool,
     /// The last read filled all the room it had: more was waiting.
     filled: bool,
+    /// The pool of the request being forwarded.
+    pool: Option<Rc<Pool>>,
 }
 
 /// Runs a service call; a panic becomes a 500 that closes the connection.
@@ -583,7 +631,9 @@ impl<S: Service> Conn<'_, S> {
                 meta,
             } => {
                 self.start += consumed;
-                self.forward(*forward, request, meta).await
+                let (forward, pool) = *forward;
+                self.pool = pool;
+                self.forward(forward, request, meta).await
             }
             Step::Error(e) => self.refuse(e).await,
             Step::Partial | Step::Body(_) => unreachable!("not a whole request's step"),
@@ -595,7 +645,6 @@ impl<S: Service> Conn<'_, S> {
     fn decide(&self) -> Step<S::Pending> {
         let limits = self.worker.limits;
         let service = &*self.worker.service;
-        let upstream = self.worker.upstream.as_ref();
         let bytes = &self.buf[self.start..];
         guarded(|| {
             let decided = with_head(
@@ -634,7 +683,7 @@ impl<S: Service> Conn<'_, S> {
                             service.on_request(head, &[]),
                             head,
                             &[],
-                            upstream,
+                            self.worker,
                             meta.head_len,
                             meta,
                         ),
@@ -650,7 +699,7 @@ impl<S: Service> Conn<'_, S> {
                                 service.on_request(head, body),
                                 head,
                                 body,
-                                upstream,
+                                self.worker,
                                 end,
                                 meta,
                             )
@@ -716,7 +765,6 @@ impl<S: Service> Conn<'_, S> {
         // The head is parsed again: it borrows the buffer the body was read
         // into.
         let service = &*self.worker.service;
-        let upstream = self.worker.upstream.as_ref();
         let bytes = &self.buf[..body_end];
         let step = guarded(|| {
             match with_head(
@@ -729,7 +777,7 @@ impl<S: Service> Conn<'_, S> {
                         service.on_request(head, body),
                         head,
                         body,
-                        upstream,
+                        self.worker,
                         next,
                         meta,
                     )

@@ -60,7 +60,7 @@ impl<S: Service> Conn<'_, S> {
         // Answers to earlier pipelined requests go first.
         self.flush().await?;
         let worker = self.worker;
-        let exchanged = match &worker.upstream {
+        let exchanged = match &self.pool {
             None => Some(Err(UpstreamFailure::Unreachable)),
             Some(pool) => {
                 monoio::select! {
@@ -203,7 +203,7 @@ impl<S: Service> Conn<'_, S> {
         mut events: Option<(EventEditor, EventEdits)>,
     ) -> Result<(), ReadEnd> {
         let worker = self.worker;
-        let idle = idle_timeout(worker);
+        let idle = idle_timeout(&self.pool);
         let limit = worker.limits.body_limit;
         let Streamed {
             mut upstream,
@@ -278,7 +278,7 @@ impl<S: Service> Conn<'_, S> {
                 .await?;
         }
         if head.keep_alive
-            && let Some(pool) = &worker.upstream
+            && let Some(pool) = &self.pool
         {
             pool.put_back(upstream);
         }
@@ -352,7 +352,7 @@ impl<S: Service> Conn<'_, S> {
         // Only a connection whose answer was read to its end serves again.
         if head.keep_alive
             && held == Some(false)
-            && let Some(pool) = &worker.upstream
+            && let Some(pool) = &self.pool
         {
             pool.put_back(upstream);
         }
@@ -399,7 +399,7 @@ impl<S: Service> Conn<'_, S> {
         mut more: bool,
         limit: usize,
     ) -> Result<Option<bool>, ReadEnd> {
-        let idle = idle_timeout(self.worker);
+        let idle = idle_timeout(&self.pool);
         while more && data.len() <= limit {
             let next = monoio::select! {
                 r = upstream.next_piece(body, data, idle) => Some(r),
@@ -447,11 +447,9 @@ impl<S: Service> Conn<'_, S> {
     }
 }
 
-/// How long an answer's body may stay silent.
-fn idle_timeout<S: Service>(worker: &super::Worker<S>) -> std::time::Duration {
-    worker
-        .upstream
-        .as_ref()
+/// How long an answer's body may stay silent: its upstream's setting.
+fn idle_timeout(pool: &Option<std::rc::Rc<crate::upstream::Pool>>) -> std::time::Duration {
+    pool.as_ref()
         .map(|pool| pool.config().idle_timeout)
         .unwrap_or_default()
 }
