@@ -1,0 +1,235 @@
+//! `[[route]]` tables: one gateway in front of two MCP servers, each
+//! route with its own upstream, catalog, OAuth resource and tool scopes;
+//! and SIGHUP, which swaps a new configuration in under load.
+
+#[path = "support/process.rs"]
+mod process;
+mod support;
+#[path = "support/tokens.rs"]
+mod tokens;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use process::{Answer, CLIENT_HEADERS, Server, post};
+use serde_json::{Value, json};
+use support::*;
+use tokens::*;
+
+/// An upstream answering every request with a result echoing its id (and
+/// a session id of its own), recording each body it receives.
+struct Upstream {
+    addr: SocketAddr,
+    bodies: Arc<Mutex<Vec<String>>>,
+}
+
+impl Upstream {
+    fn start() -> Upstream {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let recorded = bodies.clone();
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let recorded = recorded.clone();
+                thread::spawn(move || {
+                    while let Some(body) = read_body(&mut stream) {
+                        recorded.lock().unwrap().push(body.clone());
+                        let id = serde_json::from_str::<Value>(&body)
+                            .map(|v| v["id"].clone())
+                            .unwrap_or_default();
+                        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+                            .to_string();
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nMcp-Session-Id: from-upstream\r\n\r\n",
+                            answer.len()
+                        );
+                        if stream
+                            .write_all(&[head.as_bytes(), answer.as_bytes()].concat())
+                            .is_err()
+                        {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        Upstream { addr, bodies }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// How many bodies it received holding `needle`.
+    fn received(&self, needle: &str) -> usize {
+        let bodies = self.bodies.lock().unwrap();
+        bodies.iter().filter(|b| b.contains(needle)).count()
+    }
+}
+
+/// One request's body (`Content-Length` framed); `None` at EOF.
+fn read_body(stream: &mut TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return None,
+        }
+    }
+    let (_, headers) = process::split_head(&head);
+    let length = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .map_or(0, |(_, v)| v.parse().unwrap());
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).ok()?;
+    Some(String::from_utf8(body).unwrap())
+}
+
+/// A catalog of tools taking any object.
+fn catalog(tools: &[&str]) -> String {
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
+        .collect();
+    json!({ "tools": tools }).to_string()
+}
+
+const GITHUB: &str = "https://mcp.example/github";
+const FILES: &str = "https://mcp.example/files";
+
+/// A `tools/call` of `tool` on `path`, with `headers` (whole lines).
+fn call(server: &Server, path: &str, tool: &str, id: i64, headers: &str) -> Answer {
+    let message = tools_call(json!(id), tool, json!({}));
+    let body = serde_json::to_vec(&message).unwrap();
+    let extra = format!("{CLIENT_HEADERS}{headers}");
+    server.send(&post(path, &modern_headers(&message), &body, &extra))
+}
+
+/// The JSON-RPC error code of a refusal (its HTTP status aside).
+fn error_code(answer: &Answer) -> Option<i64> {
+    answer.json()["error"]["code"].as_i64()
+}
+
+fn bearer(signer: &Signer, audience: &str, scope: &str) -> String {
+    let token = signer.sign(&claims(json!({"aud": audience, "scope": scope})));
+    format!("Authorization: Bearer {token}\r\n")
+}
+
+#[test]
+fn each_route_forwards_to_its_own_upstream_under_its_own_catalog_audience_and_scopes() {
+    let (github, files) = (Upstream::start(), Upstream::start());
+    let signer = rsa_signer(jsonwebtoken::Algorithm::RS256, "k1");
+    let jwks = write_file(&jwks(&[&signer]));
+    let github_tools = write_file(&catalog(&["create_issue"]));
+    let files_tools = write_file(&catalog(&["read_file"]));
+    let config = write_file(&format!(
+        r#"
+        oauth_issuer = "{ISSUER}"
+        oauth_jwks_file = {jwks:?}
+        learn_catalog = false
+
+        [[route]]
+        path = "/github"
+        upstream = "{}"
+        catalog = {github_tools:?}
+        oauth_resource = "{GITHUB}"
+        oauth_tool_scopes = {{ create_issue = ["issues:write"] }}
+
+        [[route]]
+        path = "/files"
+        upstream = "{}"
+        catalog = {files_tools:?}
+        oauth_resource = "{FILES}"
+        "#,
+        github.url(),
+        files.url(),
+    ));
+    let server = Server::start(&["--config", config.to_str().unwrap()]);
+    let writer = bearer(&signer, GITHUB, "mcp issues:write");
+    let reader = bearer(&signer, GITHUB, "mcp");
+    let on_files = bearer(&signer, FILES, "mcp");
+
+    let allowed = call(&server, "/github", "create_issue", 1, &writer);
+    assert_eq!(allowed.status, 200);
+    assert_eq!(allowed.json()["result"], json!({"content": []}));
+    // The same call without the route's tool scope.
+    let unscoped = call(&server, "/github", "create_issue", 2, &reader);
+    assert!(error_code(&unscoped).is_some(), "{unscoped:?}");
+    let challenge = unscoped.header("WWW-Authenticate").unwrap_or_default();
+    assert!(challenge.contains("insufficient_scope"), "{challenge}");
+    // The other route's catalog lacks the tool; its resource is another.
+    let elsewhere = call(&server, "/files", "create_issue", 3, &on_files);
+    assert_eq!(error_code(&elsewhere), Some(-32602), "{elsewhere:?}");
+    let wrong_audience = call(&server, "/files", "read_file", 4, &writer);
+    assert_eq!(wrong_audience.status, 401, "a /github token on /files");
+    let read = call(&server, "/files", "read_file", 5, &on_files);
+    assert_eq!(read.status, 200);
+    // Each upstream received its own route's allowed call, and nothing else.
+    assert_eq!(github.received("create_issue"), 1);
+    assert_eq!(github.received("read_file"), 0);
+    assert_eq!(files.received("read_file"), 1);
+    assert_eq!(files.received("create_issue"), 0);
+
+    // The session id /github sealed, replayed on /files by the same
+    // subject: unknown there, and never forwarded.
+    let sealed = allowed.header("Mcp-Session-Id").unwrap().to_owned();
+    assert!(sealed.starts_with("from-upstream."), "{sealed}");
+    let replayed = call(
+        &server,
+        "/files",
+        "read_file",
+        6,
+        &format!("{on_files}Mcp-Session-Id: {sealed}\r\n"),
+    );
+    assert!(
+        String::from_utf8_lossy(&replayed.body).contains("no such session"),
+        "{replayed:?}"
+    );
+    assert_eq!(files.received("\"id\":6"), 0);
+    let resumed = call(
+        &server,
+        "/github",
+        "create_issue",
+        7,
+        &format!("{writer}Mcp-Session-Id: {sealed}\r\n"),
+    );
+    assert_eq!(resumed.status, 200, "the id still serves its own route");
+
+    // RFC 9728: each route's metadata names its resource.
+    for (path, resource) in [("/github", GITHUB), ("/files", FILES)] {
+        let raw = format!(
+            "GET /.well-known/oauth-protected-resource{path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+        );
+        let metadata = server.send(raw.as_bytes());
+        assert_eq!(metadata.status, 200);
+        assert_eq!(metadata.json()["resource"], resource);
+    }
+
+    // Every request and refusal series carries its route.
+    let series = |kind: &str, route: &str| {
+        server.metric(&format!(
+            "mcpgate_allowed_total{{lane=\"modern\",kind=\"{kind}\",route=\"{route}\"}}"
+        ))
+    };
+    assert_eq!(series("request", "/github"), 2);
+    // The replayed call passed the gate, then its session was refused.
+    assert_eq!(series("request", "/files"), 2);
+    assert_eq!(
+        server.metric(
+            "mcpgate_rejections_total{rejecter=\"wire\",reason=\"unknown_session\",status=\"404\",route=\"/files\"}"
+        ) + server.metric(
+            "mcpgate_rejections_total{rejecter=\"wire\",reason=\"unknown_session\",status=\"200\",route=\"/files\"}"
+        ),
+        1
+    );
+    assert_eq!(
+        server.metric("mcpgate_requests_total{route=\"/github\"}"),
+        3
+    );
+}
