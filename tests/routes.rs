@@ -8,10 +8,13 @@ mod support;
 #[path = "support/tokens.rs"]
 mod tokens;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use process::{Answer, CLIENT_HEADERS, Server, post};
 use serde_json::{Value, json};
@@ -232,4 +235,132 @@ fn each_route_forwards_to_its_own_upstream_under_its_own_catalog_audience_and_sc
         server.metric("mcpgate_requests_total{route=\"/github\"}"),
         3
     );
+}
+
+/// A route table's text.
+fn route(path: &str, upstream: &Upstream, catalog: &Path) -> String {
+    format!(
+        "[[route]]\npath = \"{path}\"\nupstream = \"{}\"\ncatalog = {catalog:?}\n",
+        upstream.url()
+    )
+}
+
+/// Sends SIGHUP to the gateway.
+fn sighup(server: &Server) {
+    let pid = server.child.id() as libc::pid_t;
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGHUP) }, 0);
+}
+
+/// Waits (bounded) until `done` holds.
+fn within_10s(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for _ in 0..1000 {
+        if done() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within 10 s");
+        thread::sleep(Duration::from_millis(10));
+    }
+    panic!("{what}: not within 1000 tries");
+}
+
+#[test]
+fn sighup_swaps_a_new_configuration_in_under_load_and_an_invalid_one_is_refused() {
+    let (github, files) = (Upstream::start(), Upstream::start());
+    let dir = write_file("").with_extension("d");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (github_tools, files_tools) = (dir.join("github.json"), dir.join("files.json"));
+    std::fs::write(&github_tools, catalog(&["list_issues", "create_issue"])).unwrap();
+    std::fs::write(&files_tools, catalog(&["read_file"])).unwrap();
+    let config = dir.join("mcpgate.toml");
+    let first = format!(
+        "learn_catalog = false\n{}",
+        route("/github", &github, &github_tools)
+    );
+    std::fs::write(&config, &first).unwrap();
+    let mut server = Server::start_logging(
+        &["--config", config.to_str().unwrap()],
+        "info",
+        Stdio::piped(),
+    );
+    let log = Arc::new(Mutex::new(String::new()));
+    let stderr = server.child.stderr.take().unwrap();
+    let lines = log.clone();
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            lines.lock().unwrap().push_str(&line);
+            lines.lock().unwrap().push('\n');
+        }
+    });
+    let server = Arc::new(server);
+    assert_eq!(call(&server, "/github", "create_issue", 1, "").status, 200);
+    assert_eq!(call(&server, "/files", "read_file", 2, "").status, 404);
+
+    // A bounded load: 3 clients, 60 calls each, 20 s at most; the reload
+    // lands in the middle.
+    let load: Vec<_> = (0..3)
+        .map(|client| {
+            let server = server.clone();
+            thread::spawn(move || {
+                let deadline = Instant::now() + Duration::from_secs(20);
+                let mut statuses = Vec::new();
+                for i in 0..60 {
+                    if Instant::now() > deadline {
+                        break;
+                    }
+                    let id = 1000 * (client + 1) + i;
+                    let answer = call(&server, "/github", "list_issues", id, "");
+                    statuses.push((answer.status, error_code(&answer)));
+                    thread::sleep(Duration::from_millis(5));
+                }
+                statuses
+            })
+        })
+        .collect();
+    thread::sleep(Duration::from_millis(100));
+    // A route added, and a tool taken out of the changed catalog file.
+    std::fs::write(&github_tools, catalog(&["list_issues"])).unwrap();
+    let second = format!("{first}{}", route("/files", &files, &files_tools));
+    std::fs::write(&config, &second).unwrap();
+    sighup(&server);
+    within_10s("the new route answering", || {
+        call(&server, "/files", "read_file", 3, "").status == 200
+    });
+    let refused = call(&server, "/github", "create_issue", 4, "");
+    assert_eq!(
+        error_code(&refused),
+        Some(-32602),
+        "the changed catalog holds"
+    );
+    for client in load {
+        let statuses = client.join().unwrap();
+        assert_eq!(statuses.len(), 60, "every call was answered in time");
+        for (status, code) in statuses {
+            assert_eq!((status, code), (200, None), "no call lost or refused");
+        }
+    }
+    assert_eq!(files.received("read_file"), 1);
+    assert_eq!(github.received("read_file"), 0);
+    assert_eq!(github.received("list_issues"), 180);
+
+    // An invalid file: the running configuration stays, and the log says
+    // why.
+    std::fs::write(&config, format!("{second}[[route]]\npath = \"/metrics\"\n")).unwrap();
+    sighup(&server);
+    within_10s("the refusal logged", || {
+        log.lock().unwrap().contains("reload refused")
+    });
+    let logged = log.lock().unwrap().clone();
+    let line = logged
+        .lines()
+        .find(|l| l.contains("reload refused"))
+        .unwrap();
+    assert!(
+        line.contains("route.path") && line.contains("WARN"),
+        "{line}"
+    );
+    assert_eq!(call(&server, "/files", "read_file", 5, "").status, 200);
+    assert_eq!(call(&server, "/github", "list_issues", 6, "").status, 200);
 }

@@ -153,6 +153,16 @@ impl McpService {
         self.current.load_full()
     }
 
+    /// The routes this thread read last, without looking at the
+    /// generation: `on_head` looked for this request already.
+    fn routes_read(&self) -> Rc<Arc<Routes>> {
+        let read = CURRENT.with(|current| match &*current.borrow() {
+            Some((id, _, routes)) if *id == self.id => Some(routes.clone()),
+            _ => None,
+        });
+        read.unwrap_or_else(|| self.routes())
+    }
+
     /// This thread's routes: one load of the generation, and a reference
     /// count of this thread's own (no atomic write) on the allowed path.
     fn routes(&self) -> Rc<Arc<Routes>> {
@@ -531,7 +541,7 @@ impl Service for McpService {
     }
 
     fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Reply<Pending> {
-        let routes = self.routes();
+        let routes = self.routes_read();
         let (index, route) = routes.find(head.path);
         if route == Route::Metrics {
             return self.metrics_answer(head, &routes).into();
