@@ -297,6 +297,18 @@ fn sighup_swaps_a_new_configuration_in_under_load_and_an_invalid_one_is_refused(
     let server = Arc::new(server);
     assert_eq!(call(&server, "/github", "create_issue", 1, "").status, 200);
     assert_eq!(call(&server, "/files", "read_file", 2, "").status, 404);
+    let unknown = call(&server, "/github", "no_such_tool", 3, "");
+    assert_eq!(error_code(&unknown), Some(-32602));
+    // Counted by the route's gate (whatever status the refusal goes with).
+    let unknown_tools = |server: &Server| {
+        let series = |status: u16| {
+            server.metric(&format!(
+                "mcpgate_rejections_total{{rejecter=\"value\",reason=\"unknown_tool\",status=\"{status}\",route=\"/github\"}}"
+            ))
+        };
+        series(400) + series(200)
+    };
+    assert_eq!(unknown_tools(&server), 1);
 
     // A bounded load: 3 clients, 60 calls each, 20 s at most; the reload
     // lands in the middle.
@@ -334,6 +346,9 @@ fn sighup_swaps_a_new_configuration_in_under_load_and_an_invalid_one_is_refused(
         Some(-32602),
         "the changed catalog holds"
     );
+    // /github's gate settings did not change: it kept its gate, and its
+    // counts go on.
+    assert_eq!(unknown_tools(&server), 2);
     for client in load {
         let statuses = client.join().unwrap();
         assert_eq!(statuses.len(), 60, "every call was answered in time");

@@ -33,9 +33,21 @@ pub fn build(
     key: &SessionKey,
     previous: Option<&Routes>,
 ) -> Result<Routes, BuildError> {
-    let mut routes = Vec::with_capacity(settings.routes.len());
+    let mut routes: Vec<RouteService> = Vec::with_capacity(settings.routes.len());
     for route in &settings.routes {
-        routes.push(build_route(settings, route, metrics, key, previous)?);
+        match build_route(settings, route, metrics, key, previous) {
+            Ok(route) => routes.push(route),
+            Err(error) => {
+                // The learners this attempt started end with it.
+                let kept = |gate: &Arc<Gate>| {
+                    previous.is_some_and(|p| p.routes.iter().any(|r| Arc::ptr_eq(&r.gate, gate)))
+                };
+                for built in routes.iter().filter(|r| !kept(&r.gate)) {
+                    built.gate.relearn().retire();
+                }
+                return Err(error);
+            }
+        }
     }
     Ok(Routes {
         routes,
@@ -165,7 +177,7 @@ fn learn(
     let timeout = upstream.connect_timeout.max(upstream.first_byte_timeout);
     crate::upstream::learn::keep_learning(
         (**upstream).clone(),
-        options.clone(),
+        *options,
         timeout,
         first_refresh,
         Arc::clone(gate.relearn()),

@@ -122,10 +122,18 @@ pub struct McpService {
 
 static NEXT_SERVICE: AtomicU64 = AtomicU64::new(0);
 
+/// Routes held by one thread: the `Rc` is counted by that thread alone,
+/// so a request holding them writes no count another core shares.
+#[allow(
+    clippy::redundant_allocation,
+    reason = "the Rc's count is the thread's own; the Arc's is shared"
+)]
+type Held = Rc<Arc<Routes>>;
+
 thread_local! {
     /// This thread's routes: the service's id, the generation read, and
     /// the routes then in service.
-    static CURRENT: RefCell<Option<(u64, u64, Rc<Arc<Routes>>)>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<(u64, u64, Held)>> = const { RefCell::new(None) };
 }
 
 impl McpService {
@@ -155,7 +163,7 @@ impl McpService {
 
     /// The routes this thread read last, without looking at the
     /// generation: `on_head` looked for this request already.
-    fn routes_read(&self) -> Rc<Arc<Routes>> {
+    fn routes_read(&self) -> Held {
         let read = CURRENT.with(|current| match &*current.borrow() {
             Some((id, _, routes)) if *id == self.id => Some(routes.clone()),
             _ => None,
@@ -165,7 +173,7 @@ impl McpService {
 
     /// This thread's routes: one load of the generation, and a reference
     /// count of this thread's own (no atomic write) on the allowed path.
-    fn routes(&self) -> Rc<Arc<Routes>> {
+    fn routes(&self) -> Held {
         let generation = self.generation.load(Ordering::Acquire);
         CURRENT.with(|current| {
             let mut current = current.borrow_mut();
@@ -185,7 +193,7 @@ impl McpService {
 /// its answer is relayed.
 #[derive(Clone)]
 pub struct RouteHandle {
-    routes: Rc<Arc<Routes>>,
+    routes: Held,
     index: usize,
 }
 
