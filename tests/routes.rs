@@ -378,4 +378,28 @@ fn sighup_swaps_a_new_configuration_in_under_load_and_an_invalid_one_is_refused(
     );
     assert_eq!(call(&server, "/files", "read_file", 5, "").status, 200);
     assert_eq!(call(&server, "/github", "list_issues", 6, "").status, 200);
+
+    // What only a restart applies is said to be ignored; the rest is
+    // reloaded.
+    std::fs::write(
+        &config,
+        format!(
+            "max_connections = 77
+{first}"
+        ),
+    )
+    .unwrap();
+    sighup(&server);
+    within_10s("the ignored key logged", || {
+        log.lock().unwrap().contains("ignored until a restart")
+    });
+    let logged = log.lock().unwrap().clone();
+    let line = logged
+        .lines()
+        .find(|l| l.contains("ignored until a restart"))
+        .unwrap();
+    assert!(line.contains("max_connections"), "{line}");
+    within_10s("the route removed", || {
+        call(&server, "/files", "read_file", 7, "").status == 404
+    });
 }
