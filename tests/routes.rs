@@ -403,3 +403,41 @@ fn sighup_swaps_a_new_configuration_in_under_load_and_an_invalid_one_is_refused(
         call(&server, "/files", "read_file", 7, "").status == 404
     });
 }
+
+#[test]
+fn a_path_only_like_a_routes_is_unknown_and_never_forwarded() {
+    let github = Upstream::start();
+    let tools = write_file(&catalog(&["create_issue"]));
+    let config = write_file(&format!(
+        "learn_catalog = false\n{}",
+        route("/github", &github, &tools)
+    ));
+    let server = Server::start(&["--config", config.to_str().unwrap()]);
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"create_issue","arguments":{}}}"#;
+    for path in [
+        "/github/",
+        "/githubx",
+        "/GITHUB",
+        "/github%2F",
+        "//github",
+        "/mcp",
+        "/.well-known/oauth-protected-resource/github",
+    ] {
+        let raw = format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: create_issue\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let answer = server.send(raw.as_bytes());
+        assert_eq!(answer.status, 404, "{path}");
+    }
+    assert_eq!(github.received("create_issue"), 0);
+    // The route itself, and a query after it.
+    for path in ["/github", "/github?x=1"] {
+        let raw = format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: create_issue\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        assert_eq!(server.send(raw.as_bytes()).status, 200, "{path}");
+    }
+    assert_eq!(github.received("create_issue"), 2);
+}
