@@ -81,6 +81,7 @@ impl From<Lane> for LaneLabel {
 /// path keeps its cells for the process's life, so that its counters
 /// never go back.
 pub const ROUTE_SLOTS: usize = 32;
+const _: () = assert!(ROUTE_SLOTS.is_power_of_two());
 
 /// One route's counts in a worker's cells.
 #[derive(Default)]
@@ -209,7 +210,13 @@ impl Metrics {
             .iter()
             .position(|k| *k == kind)
             .unwrap_or(KINDS.len() - 1);
-        self.with(|cells| add(&cells.routes[slot].allowed[lane as usize][k], 1));
+        // `%`: a slot is below `ROUTE_SLOTS` already; no bounds check.
+        self.with(|cells| {
+            add(
+                &cells.routes[slot % ROUTE_SLOTS].allowed[lane as usize][k],
+                1,
+            )
+        });
     }
 
     pub fn request(&self, slot: usize, took: Duration) {
@@ -219,7 +226,7 @@ impl Metrics {
             .position(|bound| seconds <= *bound)
             .unwrap_or(LATENCY_BOUNDS.len());
         self.with(|cells| {
-            let cells = &cells.routes[slot];
+            let cells = &cells.routes[slot % ROUTE_SLOTS];
             add(&cells.latency_buckets[bucket], 1);
             add(&cells.latency_sum_nanos, took.as_nanos() as u64);
         });

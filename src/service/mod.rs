@@ -82,31 +82,38 @@ pub struct Routes {
 }
 
 impl Routes {
-    /// The route a path belongs to, and what it asks of it: a short scan,
-    /// one comparison with a single route.
+    /// The route a path belongs to, and what it asks of it: the first
+    /// route's path and the gateway's own first (one comparison each, as
+    /// with a single route), then the other routes.
     fn find(&self, path: &str) -> (usize, Route) {
-        if let Some(i) = self.routes.iter().position(|r| r.endpoint == path) {
-            return (i, Route::Endpoint);
-        }
         let first = &self.routes[0];
         let route = match path {
+            p if p == first.endpoint => Route::Endpoint,
             VALIDATE_PATH => Route::Validate,
             METRICS_PATH => Route::Metrics,
             HEALTH_PATH => Route::Health,
             NOOP_PATH if self.noop_route => Route::Noop,
-            p => match p.strip_prefix(oauth::METADATA_PATH) {
-                Some("") if first.wire.oauth.is_some() => Route::ResourceMetadata,
-                Some(rest) => {
-                    let owner = self.routes.iter().position(|r| r.endpoint == rest);
-                    match owner.filter(|&i| self.routes[i].wire.oauth.is_some()) {
-                        Some(i) => return (i, Route::ResourceMetadata),
-                        None => Route::Unknown,
-                    }
-                }
-                None => Route::Unknown,
-            },
+            p => return self.find_other(p),
         };
         (0, route)
+    }
+
+    /// A path that is neither the first route's nor the gateway's own.
+    fn find_other(&self, path: &str) -> (usize, Route) {
+        if let Some(i) = self.routes.iter().position(|r| r.endpoint == path) {
+            return (i, Route::Endpoint);
+        }
+        match path.strip_prefix(oauth::METADATA_PATH) {
+            Some("") if self.routes[0].wire.oauth.is_some() => (0, Route::ResourceMetadata),
+            Some(rest) => {
+                let owner = self.routes.iter().position(|r| r.endpoint == rest);
+                match owner.filter(|&i| self.routes[i].wire.oauth.is_some()) {
+                    Some(i) => (i, Route::ResourceMetadata),
+                    None => (0, Route::Unknown),
+                }
+            }
+            None => (0, Route::Unknown),
+        }
     }
 }
 
