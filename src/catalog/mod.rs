@@ -258,6 +258,8 @@ impl Catalog {
 pub struct Relearn {
     requested: std::sync::atomic::AtomicBool,
     learner: std::sync::OnceLock<std::thread::Thread>,
+    /// The route went out of service at a reload: the learner ends.
+    retired: std::sync::atomic::AtomicBool,
 }
 
 impl Relearn {
@@ -271,6 +273,21 @@ impl Relearn {
         {
             learner.unpark();
         }
+    }
+
+    /// Ends the learner at its next turn (woken now), without another
+    /// look at the upstream.
+    #[cfg(feature = "server")]
+    pub fn retire(&self) {
+        self.retired
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.request();
+    }
+
+    /// [`Relearn::retire`] was called.
+    #[cfg(feature = "server")]
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Registers the calling thread as the learner that [`Relearn::request`]

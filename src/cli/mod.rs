@@ -1,6 +1,7 @@
 //! The `mcpgate` command line.
 
 pub mod check;
+mod routes;
 
 use std::process::ExitCode;
 
@@ -91,124 +92,62 @@ fn serve(args: crate::config::Raw, matches: Option<&ArgMatches>) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-    let gate = match crate::gate::Gate::new(settings.gate.clone()) {
-        Ok(gate) => gate,
-        Err(error) => {
-            eprintln!("mcpgate serve: {error}");
-            return ExitCode::from(1);
-        }
-    };
-    if let Some(path) = &settings.catalog {
-        match crate::catalog::Catalog::from_file(path, &settings.gate.catalog) {
-            Ok(catalog) => {
-                catalog.log_in_service("catalog loaded");
-                gate.set_catalog(catalog);
-            }
-            Err(error) => {
-                eprintln!("mcpgate serve: config key `catalog`: {error}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    // Without a file, the catalog is the upstream's: asked for now (within
-    // the connect timeout and at most 5 s for the answer: an upstream that
-    // is slow to come up does not hold the start) and again on its own
-    // thread.
-    let learn_from = settings
-        .server
-        .upstream
-        .clone()
-        .filter(|_| settings.catalog.is_none() && settings.gate.learn_catalog);
-    let mut first_refresh = crate::upstream::learn::DEFAULT_REFRESH;
-    if let Some(upstream) = &learn_from {
-        let timeout = upstream
-            .connect_timeout
-            .max(std::time::Duration::from_secs(5).min(upstream.first_byte_timeout));
-        match crate::upstream::learn::learn(upstream, &settings.gate.catalog, timeout) {
-            Ok((catalog, next)) => {
-                catalog.log_in_service("catalog learned from the upstream");
-                gate.set_catalog(catalog);
-                first_refresh = next;
-            }
-            Err(reason) => {
-                tracing::warn!(
-                    target: "mcpgate::catalog",
-                    reason = %reason,
-                    "the upstream's tools/list could not be read; tools/call is refused (503) until it can, or forwarded unchecked with unknown_tools = \"forward\""
-                );
-                first_refresh = std::time::Duration::from_secs(1);
-            }
-        }
-    }
-    let mut wire = settings.wire.clone();
-    if let Some(config) = settings.oauth.clone() {
-        match crate::service::oauth::OAuth::start(config) {
-            Ok(oauth) => wire.oauth = Some(Arc::new(oauth)),
-            Err(error) => {
-                eprintln!(
-                    "mcpgate serve: config key `{}`: {}",
-                    error.key, error.message
-                );
-                return ExitCode::from(2);
-            }
-        }
-    }
-    // With authentication on, session ids are sealed to their caller.
-    let sessions = if wire.oauth.is_some() || !wire.bearer_tokens.is_empty() {
-        let key = match settings.session_key.clone() {
-            Some(key) => key,
-            None => match crate::service::session::SessionKey::generate() {
-                Ok(key) => {
+    // With authentication on, session ids are sealed under this key: the
+    // configured one, else one drawn now (kept across reloads).
+    let drawn_key = match settings.session_key.clone() {
+        Some(key) => key,
+        None => match crate::service::session::SessionKey::generate() {
+            Ok(key) => {
+                if settings.oauth.is_some() || !settings.wire.bearer_tokens.is_empty() {
                     tracing::info!(
                         "no session_key configured: one was drawn at start, so sessions do not survive a restart or span instances"
                     );
-                    key
                 }
-                Err(error) => {
-                    eprintln!(
-                        "mcpgate serve: config key `session_key`: none set, and none could be drawn: {error}"
-                    );
-                    return ExitCode::from(1);
-                }
-            },
-        };
-        let issuer = wire
-            .oauth
-            .as_ref()
-            .map(|oauth| oauth.config.issuer.as_str());
-        Some(crate::service::session::Sessions::new(
-            &key,
-            issuer,
-            &wire.bearer_tokens,
-        ))
-    } else {
-        None
+                key
+            }
+            Err(error) => {
+                eprintln!(
+                    "mcpgate serve: config key `session_key`: none set, and none could be drawn: {error}"
+                );
+                return ExitCode::from(1);
+            }
+        },
     };
-    let service = Arc::new(crate::service::McpService {
-        gate,
-        endpoint: settings.endpoint.clone(),
-        wire,
-        metrics: Default::default(),
-        forwarding: settings.server.upstream.is_some(),
-        noop_route: settings.bench_noop_route,
-        sessions,
-    });
-    if let Some(upstream) = learn_from {
-        let learner = Arc::clone(&service);
-        let timeout = upstream.connect_timeout.max(upstream.first_byte_timeout);
-        if let Err(error) = crate::upstream::learn::keep_learning(
-            (*upstream).clone(),
-            settings.gate.catalog,
-            timeout,
-            first_refresh,
-            Arc::clone(service.gate.relearn()),
-            move |catalog| learner.gate.set_catalog(catalog),
-        ) {
-            eprintln!("mcpgate serve: {error}");
-            return ExitCode::from(1);
+    let metrics = Arc::new(crate::service::metrics::Metrics::default());
+    let routes = match routes::build(&settings, &metrics, &drawn_key, None) {
+        Ok(routes) => routes,
+        Err(error) => {
+            eprintln!("mcpgate serve: {}", error.message);
+            return ExitCode::from(error.status);
         }
+    };
+    let service = Arc::new(crate::service::McpService::new(routes, metrics));
+    // SIGHUP reads the same flags, environment and file again.
+    let resolve = {
+        let (args, matches) = (args.clone(), matches.cloned());
+        move || {
+            let from_cli = |key: &str| match matches.as_ref().and_then(|m| m.value_source(key)) {
+                Some(ValueSource::EnvVariable) => {
+                    format!("from MCPGATE_{}", key.to_ascii_uppercase())
+                }
+                _ => crate::config::flag(key),
+            };
+            crate::config::Settings::resolve(&args, from_cli, |name| std::env::var(name).ok())
+        }
+    };
+    let reloader = routes::Reloader {
+        service: Arc::clone(&service),
+        settings: settings.clone(),
+        drawn_key,
+        resolve: Box::new(resolve),
+    };
+    if let Err(error) = routes::reload_on_sighup(reloader) {
+        eprintln!("mcpgate serve: cannot watch SIGHUP: {error}");
+        return ExitCode::from(1);
     }
     let mut server = settings.server.clone();
+    // Each route names its upstream to the workers.
+    server.upstream = None;
     server.on_listening = Some(Arc::new(|address| {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "listening on {address}");

@@ -15,7 +15,7 @@ use toml::Table;
 use crate::gate::GateConfig;
 use crate::service::oauth::tool_scopes::parse as parse_tool_scopes;
 
-pub use validate::Settings;
+pub use validate::{RouteSettings, Settings};
 
 /// Comma-separated in a flag, an array in the file (an alias: clap takes it as one value).
 pub type Strings = Vec<String>;
@@ -149,6 +149,31 @@ pub struct Raw {
     /// OAuth: a header the upstream receives the granted scopes in.
     #[arg(long, env = "MCPGATE_OAUTH_SCOPES_HEADER")]
     pub oauth_scopes_header: Option<String>,
+    /// `[[route]]` tables (the file only): more MCP endpoints behind the
+    /// one gateway, each with its own upstream and catalog.
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Vec<RouteRaw>>,
+}
+
+/// One `[[route]]` table: an MCP endpoint and what it forwards to. A key
+/// left out takes the top-level key of the same name (`path` aside, and
+/// `upstream`, `catalog`, `oauth_resource`, `oauth_tool_scopes`, which
+/// belong to the route alone).
+#[derive(Serialize, Deserialize, Debug, Default, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouteRaw {
+    pub path: String,
+    pub upstream: Option<String>,
+    pub catalog: Option<PathBuf>,
+    pub learn_catalog: Option<bool>,
+    pub oauth_resource: Option<String>,
+    pub oauth_tool_scopes: Option<BTreeMap<String, Vec<String>>>,
+    pub allowed_origins: Option<Strings>,
+    pub body_limit: Option<usize>,
+    pub upstream_connect_timeout_ms: Option<u64>,
+    pub upstream_first_byte_timeout_ms: Option<u64>,
+    pub upstream_idle_timeout_ms: Option<u64>,
 }
 
 /// Pre-flight normalization's switches (`check` takes them too): `true`/`false` or `1`/`0`.
@@ -276,11 +301,14 @@ fn file(path: &Path) -> Result<Table, ConfigError> {
         &mut raw.tls_cert,
         &mut raw.tls_key,
     ];
+    let routes = raw.route.iter_mut().flatten();
+    let in_routes = routes.flat_map(|route| route.catalog.iter_mut());
     for path in raw
         .catalog
         .iter_mut()
         .chain(&mut raw.oauth_jwks_file)
         .chain(paths.into_iter().flatten())
+        .chain(in_routes)
     {
         *path = dir.join(&*path);
     }

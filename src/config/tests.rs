@@ -527,3 +527,147 @@ fn tls_cert_and_tls_key_go_together_and_a_bad_one_names_its_key() {
         assert_eq!(error.key, key, "{args:?}: {error}");
     }
 }
+
+#[test]
+fn route_tables_make_one_route_each_with_the_top_level_keys_as_defaults() {
+    let text = r#"
+        body_limit = 2048
+        upstream_first_byte_timeout_ms = 700
+        allowed_origins = ["https://app.example"]
+
+        [[route]]
+        path = "/github"
+        upstream = "http://127.0.0.1:9001/mcp"
+        catalog = "github.json"
+        body_limit = 65536
+
+        [[route]]
+        path = "/files"
+        upstream = "http://127.0.0.1:9002/"
+        upstream_first_byte_timeout_ms = 900
+        allowed_origins = []
+        "#;
+    let settings = build(&Raw::default(), text).unwrap();
+    assert!(settings.labelled);
+    let paths: Vec<&str> = settings.routes.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["/github", "/files"],
+        "no shorthand route without its keys"
+    );
+    let (github, files) = (&settings.routes[0], &settings.routes[1]);
+    assert_eq!(github.gate.body_limit, 65536);
+    assert_eq!(files.gate.body_limit, 2048);
+    // The server frames up to the largest; each gate holds its own.
+    assert_eq!(settings.server.body_limit, 65536);
+    let catalog = github.catalog.as_ref().unwrap();
+    assert!(catalog.is_absolute() && catalog.ends_with("github.json"));
+    assert!(files.catalog.is_none() && files.gate.await_catalog);
+    assert!(!github.gate.await_catalog);
+    let timeout = |r: &RouteSettings| r.upstream.as_ref().unwrap().first_byte_timeout;
+    assert_eq!(timeout(github), Duration::from_millis(700));
+    assert_eq!(timeout(files), Duration::from_millis(900));
+    assert_eq!(github.allowed_origins, ["https://app.example"]);
+    assert!(files.allowed_origins.is_empty());
+}
+
+#[test]
+fn without_route_tables_the_top_level_keys_make_the_one_unlabelled_route() {
+    let settings = build(&flags(&["--upstream", "http://127.0.0.1:9001/mcp"]), "").unwrap();
+    assert!(!settings.labelled);
+    assert_eq!(settings.routes.len(), 1);
+    assert_eq!(settings.routes[0].path, "/mcp");
+    assert_eq!(settings.routes[0].upstream, settings.server.upstream);
+    // Beside tables, the shorthand's keys make a route of their own, first.
+    let text = "[[route]]\npath = \"/files\"\nupstream = \"http://127.0.0.1:9002/\"";
+    let settings = build(&flags(&["--upstream", "http://127.0.0.1:9001/mcp"]), text).unwrap();
+    let paths: Vec<&str> = settings.routes.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["/mcp", "/files"]);
+    assert!(settings.labelled);
+}
+
+#[test]
+fn a_route_that_collides_names_the_key_at_fault() {
+    let route = |path: &str| format!("[[route]]\npath = \"{path}\"\n");
+    for (args, text, key) in [
+        // The shorthand's route and a table on one path.
+        (
+            flags(&["--upstream", "http://127.0.0.1:9001/mcp"]),
+            route("/mcp"),
+            "upstream",
+        ),
+        (
+            Raw::default(),
+            format!("catalog = \"t.json\"\nendpoint = \"/x\"\n{}", route("/x")),
+            "endpoint",
+        ),
+        (Raw::default(), route("/a") + &route("/a"), "route.path"),
+        (Raw::default(), route("/metrics"), "route.path"),
+        (Raw::default(), route("/validate"), "route.path"),
+        (Raw::default(), route("/healthz"), "route.path"),
+        (Raw::default(), route("/.well-known/x"), "route.path"),
+        (Raw::default(), route("github"), "route.path"),
+        (
+            flags(&["--endpoint", "/metrics"]),
+            String::new(),
+            "endpoint",
+        ),
+        (
+            Raw::default(),
+            route("/a") + "upstream = \"https://x.example/\"\n",
+            "route.upstream",
+        ),
+        (
+            Raw::default(),
+            route("/a") + "upstream_idle_timeout_ms = 0\n",
+            "route.upstream_idle_timeout_ms",
+        ),
+        (
+            Raw::default(),
+            route("/a") + "body_limit = 0\n",
+            "route.body_limit",
+        ),
+        (Raw::default(), route("/a") + "colour = 1\n", "route"),
+    ] {
+        let error = build(&args, &text).unwrap_err();
+        assert_eq!(error.key, key, "{text}: {error}");
+    }
+}
+
+#[test]
+fn each_route_has_its_own_oauth_resource_and_tool_scopes() {
+    let text = r#"
+        oauth_issuer = "https://auth.example"
+        oauth_jwks_file = "jwks.json"
+        oauth_scopes_required = ["mcp"]
+
+        [[route]]
+        path = "/github"
+        oauth_resource = "https://mcp.example/github"
+        oauth_tool_scopes = { create_issue = ["issues:write"] }
+
+        [[route]]
+        path = "/files"
+        oauth_resource = "https://mcp.example/files"
+        "#;
+    let settings = build(&Raw::default(), text).unwrap();
+    let oauth = |i: usize| settings.routes[i].oauth.clone().unwrap();
+    assert_eq!(oauth(0).resource, "https://mcp.example/github");
+    assert_eq!(oauth(0).tool_scopes["create_issue"], ["issues:write"]);
+    assert_eq!(oauth(1).resource, "https://mcp.example/files");
+    assert!(oauth(1).tool_scopes.is_empty());
+    assert_eq!(
+        oauth(1).scopes_required,
+        ["mcp"],
+        "the issuer's keys are global"
+    );
+    let without = text.replace("oauth_resource = \"https://mcp.example/files\"", "");
+    let error = build(&Raw::default(), &without).unwrap_err();
+    assert_eq!(error.key, "route.oauth_resource", "{error}");
+    let no_issuer = "[[route]]\npath = \"/a\"\noauth_resource = \"https://mcp.example/a\"";
+    let error = build(&Raw::default(), no_issuer).unwrap_err();
+    assert_eq!(error.key, "route.oauth_resource", "{error}");
+    let bad_scope = text.replace("\"issues:write\"", "\"two words\"");
+    let error = build(&Raw::default(), &bad_scope).unwrap_err();
+    assert_eq!(error.key, "route.oauth_tool_scopes", "{error}");
+}

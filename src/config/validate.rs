@@ -7,7 +7,7 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use toml::Table;
 
-use super::{ConfigError, Raw};
+use super::{ConfigError, Raw, RouteRaw};
 use crate::gate::{GateConfig, RefusalStatus, UnknownTools};
 use crate::protocol::Revision;
 use crate::server::tls::{CertResolver, TlsFileError};
@@ -20,10 +20,15 @@ use crate::upstream::UpstreamConfig;
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub server: ServerConfig,
+    /// The first route's (`routes[0]`), as the settings of a gateway of
+    /// one route read.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub gate: GateConfig,
+    #[cfg_attr(not(test), allow(dead_code))]
     pub endpoint: String,
     pub wire: WirePolicy,
     /// The tool catalog file, loaded at start.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub catalog: Option<PathBuf>,
     /// `/_noop` is served: for load benchmarks only.
     pub bench_noop_route: bool,
@@ -31,7 +36,43 @@ pub struct Settings {
     pub oauth: Option<OAuthConfig>,
     /// `session_key`; none: `serve` draws one.
     pub session_key: Option<SessionKey>,
+    /// The MCP endpoints: the top-level keys' one, then each `[[route]]`
+    /// (`gate`, `endpoint`, `catalog`, `server.upstream`, `oauth` above
+    /// are the first's).
+    pub routes: Vec<RouteSettings>,
+    /// `[[route]]` tables were given: the series of `/metrics` carry a
+    /// `route` label.
+    pub labelled: bool,
 }
+
+/// One MCP endpoint.
+#[derive(Debug, Clone)]
+pub struct RouteSettings {
+    /// The endpoint's path, e.g. `/mcp`.
+    pub path: String,
+    pub gate: GateConfig,
+    pub upstream: Option<Arc<UpstreamConfig>>,
+    /// The tool catalog file, loaded at start and at each reload.
+    pub catalog: Option<PathBuf>,
+    pub allowed_origins: Vec<String>,
+    /// The OAuth resource server with this route's resource and tool
+    /// scopes.
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// The top-level keys that make the one-route shorthand next to
+/// `[[route]]` tables (the other keys a route takes are every route's
+/// defaults).
+const SHORTHAND: [&str; 5] = [
+    "endpoint",
+    "upstream",
+    "catalog",
+    "oauth_resource",
+    "oauth_tool_scopes",
+];
+
+/// Paths the gateway serves itself, which no route may take.
+const RESERVED: [&str; 3] = ["/validate", "/metrics", "/healthz"];
 
 /// The values a number takes, and what it is told otherwise.
 type Range = (RangeInclusive<i64>, &'static str);
@@ -90,7 +131,6 @@ impl Given {
     pub(super) fn settings(self) -> Checked<Settings> {
         self.ranges()?;
         let (mut gate, mut server, raw) = (self.gate()?, self.server()?, &self.raw);
-        server.body_limit = gate.body_limit;
         server.upstream = self.upstream()?.map(Arc::new);
         let wire = WirePolicy {
             allowed_origins: raw.allowed_origins.clone().unwrap_or_default(),
@@ -117,15 +157,175 @@ impl Given {
         }
         let key = |text: &String| SessionKey::parse(text).map_err(|e| e.to_string());
         let session_key = raw.session_key.as_ref().map(key).transpose();
+        let tables = raw.route.clone().unwrap_or_default();
+        let shorthand = tables.is_empty() || SHORTHAND.iter().any(|k| self.keys.contains_key(*k));
+        let mut routes = Vec::new();
+        if shorthand {
+            if let Some(reserved) = RESERVED.iter().find(|r| **r == endpoint) {
+                return Err(self.error("endpoint", format!("{reserved} is the gateway's own")));
+            }
+            routes.push(RouteSettings {
+                path: endpoint.clone(),
+                gate: gate.clone(),
+                upstream: server.upstream.clone(),
+                catalog: raw.catalog.clone(),
+                allowed_origins: wire.allowed_origins.clone(),
+                oauth: oauth.clone(),
+            });
+        }
+        for table in &tables {
+            let route = self.route(table, oauth.as_ref(), !wire.bearer_tokens.is_empty())?;
+            if shorthand && route.path == endpoint {
+                let key = SHORTHAND.iter().find(|k| self.keys.contains_key(**k));
+                let key = key.copied().unwrap_or("endpoint");
+                let message = format!(
+                    "is set at the top level, which makes the route at {endpoint}, and a [[route]] has that path too: move the key into that [[route]]"
+                );
+                return Err(self.error(key, message));
+            }
+            if routes.iter().any(|r: &RouteSettings| r.path == route.path) {
+                let message = format!("two [[route]] tables have path {:?}", route.path);
+                return Err(self.error("route.path", message));
+            }
+            routes.push(route);
+        }
+        if routes.len() > crate::service::metrics::ROUTE_SLOTS {
+            let most = crate::service::metrics::ROUTE_SLOTS;
+            return Err(self.error("route", format!("at most {most} routes")));
+        }
+        let first = routes[0].clone();
+        // The server frames bodies up to the largest route's limit; each
+        // route's gate holds its own.
+        server.body_limit = routes
+            .iter()
+            .map(|r| r.gate.body_limit)
+            .max()
+            .unwrap_or(server.body_limit);
+        server.upstream = first.upstream.clone();
         Ok(Settings {
             server,
-            gate,
-            endpoint,
+            gate: first.gate,
+            endpoint: first.path,
             wire,
-            catalog: raw.catalog.clone(),
+            catalog: first.catalog,
             bench_noop_route: raw.bench_noop_route.unwrap_or(false),
-            oauth,
+            oauth: first.oauth,
             session_key: session_key.map_err(|e| self.error("session_key", e))?,
+            labelled: !tables.is_empty(),
+            routes,
+        })
+    }
+
+    /// A `[[route]]` table, its keys left out taken from the top level.
+    fn route(
+        &self,
+        table: &RouteRaw,
+        oauth: Option<&OAuthConfig>,
+        bearer: bool,
+    ) -> Checked<RouteSettings> {
+        let (raw, path) = (&self.raw, &table.path);
+        let bad = |key: &str, message: String| {
+            let key = format!("route.{key}");
+            self.error(&key, format!("{message} (the route at {path:?})"))
+        };
+        if !path.starts_with('/') || path.contains(['?', '#', ' ']) {
+            return Err(bad("path", format!("{path:?} is not a path like /mcp")));
+        }
+        if RESERVED.contains(&path.as_str()) || path.starts_with("/.well-known/") {
+            return Err(bad(
+                "path",
+                format!("{path:?} is a path the gateway serves itself"),
+            ));
+        }
+        for (key, value) in [
+            (
+                "upstream_connect_timeout_ms",
+                table.upstream_connect_timeout_ms,
+            ),
+            (
+                "upstream_first_byte_timeout_ms",
+                table.upstream_first_byte_timeout_ms,
+            ),
+            ("upstream_idle_timeout_ms", table.upstream_idle_timeout_ms),
+        ] {
+            if value.is_some_and(|v| !A_YEAR.0.contains(&(v.min(i64::MAX as u64) as i64))) {
+                return Err(bad(key, A_YEAR.1.to_owned()));
+            }
+        }
+        if table.body_limit == Some(0) {
+            return Err(bad("body_limit", SOME.1.to_owned()));
+        }
+        let mut gate = self.gate()?;
+        gate.body_limit = table.body_limit.unwrap_or(gate.body_limit);
+        gate.learn_catalog = table.learn_catalog.unwrap_or(gate.learn_catalog);
+        gate.learn_from_answers = oauth.is_none() && !bearer;
+        let upstream = match &table.upstream {
+            None => None,
+            Some(url) => {
+                let mut up =
+                    UpstreamConfig::parse(url).map_err(|e| bad("upstream", e.to_string()))?;
+                let connect = table
+                    .upstream_connect_timeout_ms
+                    .or(raw.upstream_connect_timeout_ms);
+                up.connect_timeout = ms(connect, up.connect_timeout);
+                let first = table
+                    .upstream_first_byte_timeout_ms
+                    .or(raw.upstream_first_byte_timeout_ms);
+                up.first_byte_timeout = ms(first, up.first_byte_timeout);
+                let idle = table
+                    .upstream_idle_timeout_ms
+                    .or(raw.upstream_idle_timeout_ms);
+                up.idle_timeout = ms(idle, up.idle_timeout);
+                self.trust_ca_file(&mut up)?;
+                Some(Arc::new(up))
+            }
+        };
+        gate.await_catalog = gate.learn_catalog && table.catalog.is_none() && upstream.is_some();
+        let tool_scopes = table.oauth_tool_scopes.clone().unwrap_or_default();
+        if let Some(bad_scope) = tool_scopes.values().flatten().find(|s| !is_scope_token(s)) {
+            return Err(bad(
+                "oauth_tool_scopes",
+                format!("{bad_scope:?} is not a scope"),
+            ));
+        }
+        let oauth = match (oauth, &table.oauth_resource) {
+            (None, None) if tool_scopes.is_empty() => None,
+            (None, _) => {
+                let key = match table.oauth_resource {
+                    Some(_) => "oauth_resource",
+                    None => "oauth_tool_scopes",
+                };
+                return Err(bad(key, "needs oauth_issuer".to_owned()));
+            }
+            (Some(_), None) => {
+                return Err(bad(
+                    "oauth_resource",
+                    "is needed with oauth_issuer".to_owned(),
+                ));
+            }
+            (Some(global), Some(resource)) => {
+                if !is_http_url(resource) || resource.contains(['?', '#']) {
+                    let message =
+                        format!("{resource:?} is not an http:// or https:// URL without a query");
+                    return Err(bad("oauth_resource", message));
+                }
+                let mut config = global.clone();
+                config.resource = resource.clone();
+                config.tool_scopes = tool_scopes;
+                Some(config)
+            }
+        };
+        Ok(RouteSettings {
+            path: path.clone(),
+            gate,
+            upstream,
+            catalog: table.catalog.clone(),
+            allowed_origins: table
+                .allowed_origins
+                .clone()
+                .or_else(|| raw.allowed_origins.clone())
+                .unwrap_or_default(),
+            oauth,
         })
     }
 
@@ -209,20 +409,27 @@ impl Given {
         up.connect_timeout = ms(r.upstream_connect_timeout_ms, up.connect_timeout);
         up.first_byte_timeout = ms(r.upstream_first_byte_timeout_ms, up.first_byte_timeout);
         up.idle_timeout = ms(r.upstream_idle_timeout_ms, up.idle_timeout);
-        if let Some(path) = &r.upstream_ca_file {
-            let key = "upstream_ca_file";
-            if up.tls.is_none() {
-                return Err(self.error(key, "is for an https:// upstream"));
-            }
-            let unread = |e: std::io::Error| self.error(key, format!("{}: {e}", path.display()));
-            let pem = std::fs::read(path).map_err(unread)?;
-            let bad = |e: crate::upstream::tls::UpstreamTlsError| {
-                self.error(key, format!("{}: {e}", path.display()))
-            };
-            let ca = crate::upstream::tls::read_pem_certificates(&pem).map_err(bad)?;
-            up.trust(ca).map_err(bad)?;
+        let routes = r.route.as_ref().is_some_and(|r| !r.is_empty());
+        if r.upstream_ca_file.is_some() && up.tls.is_none() && !routes {
+            return Err(self.error("upstream_ca_file", "is for an https:// upstream"));
         }
+        self.trust_ca_file(&mut up)?;
         Ok(Some(up))
+    }
+
+    /// `upstream_ca_file`, for an `https://` upstream (the top level's or a route's).
+    fn trust_ca_file(&self, up: &mut UpstreamConfig) -> Checked<()> {
+        let (Some(path), Some(_)) = (&self.raw.upstream_ca_file, &up.tls) else {
+            return Ok(());
+        };
+        let key = "upstream_ca_file";
+        let unread = |e: std::io::Error| self.error(key, format!("{}: {e}", path.display()));
+        let pem = std::fs::read(path).map_err(unread)?;
+        let bad = |e: crate::upstream::tls::UpstreamTlsError| {
+            self.error(key, format!("{}: {e}", path.display()))
+        };
+        let ca = crate::upstream::tls::read_pem_certificates(&pem).map_err(bad)?;
+        up.trust(ca).map_err(bad)
     }
 
     /// The `oauth_*` keys: none without an issuer.
@@ -237,9 +444,17 @@ impl Given {
         };
         self.http_url("oauth_issuer", &issuer, "", true)?;
         let needed = || self.error("oauth_resource", "is needed with oauth_issuer");
-        let resource = raw.oauth_resource.clone().ok_or_else(needed)?;
+        // With `[[route]]` tables alone, each route gives its own.
+        let routes_only = raw.route.as_ref().is_some_and(|r| !r.is_empty())
+            && !SHORTHAND.iter().any(|k| self.keys.contains_key(*k));
+        let resource = match routes_only {
+            true => raw.oauth_resource.clone().unwrap_or_default(),
+            false => raw.oauth_resource.clone().ok_or_else(needed)?,
+        };
         let query = resource.contains(['?', '#']);
-        self.http_url("oauth_resource", &resource, " without a query", !query)?;
+        if !routes_only {
+            self.http_url("oauth_resource", &resource, " without a query", !query)?;
+        }
         let jwks = self.jwks()?;
         let refresh = raw.oauth_jwks_refresh_secs.unwrap_or(300);
         let servers = raw.oauth_authorization_servers.clone().unwrap_or_default();

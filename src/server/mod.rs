@@ -249,6 +249,13 @@ pub trait Service: Send + Sync + 'static {
     fn on_head(&self, head: &Head<'_>) -> Option<Response>;
     /// The whole request: answered here, or forwarded.
     fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Reply<Self::Pending>;
+    /// The upstream a forwarded request goes to; `None`: the server's own
+    /// ([`ServerConfig::upstream`]). Each worker keeps a pool per upstream
+    /// named here, found again by the `Arc`'s address.
+    fn upstream<'p>(&self, pending: &'p Self::Pending) -> Option<&'p Arc<UpstreamConfig>> {
+        let _ = pending;
+        None
+    }
     /// A forwarded request got no answer to relay; nothing was sent to the
     /// client yet.
     fn on_upstream_failure(&self, pending: &Self::Pending, failure: UpstreamFailure) -> Response {

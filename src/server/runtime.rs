@@ -26,9 +26,9 @@ use monoio::net::{TcpListener, UnixStream};
 use monoio::time::Instant;
 use socket2::{Domain, Protocol, Socket, Type};
 
-use super::http::{Limits, Worker, serve_connection, serve_tls_connection};
+use super::http::{Limits, Pools, Worker, serve_connection, serve_tls_connection};
 use super::{IoDriver, ServerConfig, Service};
-use crate::upstream::{Pool, UpstreamConfig};
+use crate::upstream::UpstreamConfig;
 
 /// Starts a graceful shutdown of the servers it was given to. Cloneable and
 /// usable from any thread; triggering twice is harmless, and triggering
@@ -413,7 +413,7 @@ async fn worker_main<S: Service>(start: WorkerStart<S>) -> io::Result<Closed> {
         start.service,
         start.limits,
         start.signal,
-        start.upstream.map(Pool::new),
+        Pools::new(start.upstream),
         start.tls.map(monoio_rustls::TlsAcceptor::from),
     ));
     {

@@ -77,18 +77,31 @@ impl From<Lane> for LaneLabel {
     }
 }
 
-/// One worker's counts. Only its thread writes them; a scrape reads them
-/// from another. Aligned so that two workers' cells never share a cache
-/// line.
+/// The most route paths one process counts under, reloads included: each
+/// path keeps its cells for the process's life, so that its counters
+/// never go back.
+pub const ROUTE_SLOTS: usize = 32;
+const _: () = assert!(ROUTE_SLOTS.is_power_of_two());
+
+/// One route's counts in a worker's cells.
 #[derive(Default)]
-#[repr(align(128))]
-struct Cells {
+struct RouteCells {
     /// MCP messages let through, by lane and kind.
     allowed: [[AtomicU64; KINDS.len()]; 3],
     /// Requests to the MCP endpoint or `/validate` by latency bucket, the
     /// last past every bound: together, the requests.
     latency_buckets: [AtomicU64; LATENCY_BOUNDS.len() + 1],
     latency_sum_nanos: AtomicU64,
+}
+
+/// One worker's counts. Only its thread writes them; a scrape reads them
+/// from another. Aligned so that two workers' cells never share a cache
+/// line.
+#[derive(Default)]
+#[repr(align(128))]
+struct Cells {
+    /// By route slot ([`Metrics::slot`]).
+    routes: [RouteCells; ROUTE_SLOTS],
     /// Connections this worker opened and has not closed (its own closes
     /// its own: never below zero).
     open_connections: AtomicI64,
@@ -124,6 +137,8 @@ pub struct Metrics {
     id: u64,
     /// Every thread's cells, by the thread that writes them.
     workers: Mutex<Vec<(ThreadId, Arc<Cells>)>>,
+    /// The route path of each slot taken.
+    slots: Mutex<Vec<String>>,
 }
 
 impl Default for Metrics {
@@ -131,11 +146,34 @@ impl Default for Metrics {
         Metrics {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             workers: Mutex::new(Vec::new()),
+            slots: Mutex::new(Vec::new()),
         }
     }
 }
 
+/// One route's part of a scrape: its label, its gate (rejections, the
+/// catalog), and its cells.
+pub struct RouteCounts<'a> {
+    pub label: &'a str,
+    pub gate: &'a Gate,
+    pub slot: usize,
+}
+
 impl Metrics {
+    /// The cells of the route at `path`: the same slot for the same path
+    /// across reloads; `None` once [`ROUTE_SLOTS`] paths have been taken.
+    pub fn slot(&self, path: &str) -> Option<usize> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = slots.iter().position(|p| p == path) {
+            return Some(slot);
+        }
+        if slots.len() == ROUTE_SLOTS {
+            return None;
+        }
+        slots.push(path.to_owned());
+        Some(slots.len() - 1)
+    }
+
     /// Counts into this thread's cells.
     #[inline]
     fn with(&self, count: impl FnOnce(&Cells)) {
@@ -167,21 +205,28 @@ impl Metrics {
         cells
     }
 
-    pub fn allowed(&self, lane: LaneLabel, kind: Kind) {
+    pub fn allowed(&self, slot: usize, lane: LaneLabel, kind: Kind) {
         let k = KINDS
             .iter()
             .position(|k| *k == kind)
             .unwrap_or(KINDS.len() - 1);
-        self.with(|cells| add(&cells.allowed[lane as usize][k], 1));
+        // `%`: a slot is below `ROUTE_SLOTS` already; no bounds check.
+        self.with(|cells| {
+            add(
+                &cells.routes[slot % ROUTE_SLOTS].allowed[lane as usize][k],
+                1,
+            )
+        });
     }
 
-    pub fn request(&self, took: Duration) {
+    pub fn request(&self, slot: usize, took: Duration) {
         let seconds = took.as_secs_f64();
         let bucket = LATENCY_BOUNDS
             .iter()
             .position(|bound| seconds <= *bound)
             .unwrap_or(LATENCY_BOUNDS.len());
         self.with(|cells| {
+            let cells = &cells.routes[slot % ROUTE_SLOTS];
             add(&cells.latency_buckets[bucket], 1);
             add(&cells.latency_sum_nanos, took.as_nanos() as u64);
         });
@@ -213,20 +258,27 @@ impl Metrics {
         self.with(|cells| add(&cells.answers_unedited, 1));
     }
 
-    /// Every worker's counts summed, with the gate's own.
-    fn scrape(&self, gate: &Gate) -> Scrape {
+    /// Every worker's counts summed, with each route's gate's own.
+    fn scrape(&self, routes: &[RouteCounts<'_>], labelled: bool) -> Scrape {
         let mut scrape = Scrape {
-            allowed: [[0; KINDS.len()]; 3],
-            rejections: [0; TABLE.len()],
-            log_lines_suppressed: [0; TABLE.len()],
-            latency_buckets: [0; LATENCY_BOUNDS.len() + 1],
-            latency_sum_nanos: 0,
+            labelled,
+            routes: routes
+                .iter()
+                .map(|route| RouteScrape {
+                    label: route.label.to_owned(),
+                    allowed: [[0; KINDS.len()]; 3],
+                    rejections: [0; TABLE.len()],
+                    log_lines_suppressed: [0; TABLE.len()],
+                    latency_buckets: [0; LATENCY_BOUNDS.len() + 1],
+                    latency_sum_nanos: 0,
+                    catalog_registered: 0,
+                    catalog_refused: 0,
+                    output_mismatches: route.gate.watched().output_mismatches(),
+                    catalogs_learned: route.gate.watched().catalogs_learned(),
+                })
+                .collect(),
             open_connections: 0,
             connection_limit_reached: 0,
-            catalog_registered: 0,
-            catalog_refused: 0,
-            output_mismatches: gate.watched().output_mismatches(),
-            catalogs_learned: gate.watched().catalogs_learned(),
             bytes_in: 0,
             answers_observed: 0,
             answers_unedited: 0,
@@ -240,19 +292,18 @@ impl Metrics {
             .unwrap_or_else(|e| e.into_inner())
             .iter()
         {
-            for (totals, row) in scrape.allowed.iter_mut().zip(&cells.allowed) {
-                for (total, cell) in totals.iter_mut().zip(row) {
+            for (route, counts) in scrape.routes.iter_mut().zip(routes) {
+                let cells = &cells.routes[counts.slot];
+                for (totals, row) in route.allowed.iter_mut().zip(&cells.allowed) {
+                    for (total, cell) in totals.iter_mut().zip(row) {
+                        sum(total, cell);
+                    }
+                }
+                for (total, cell) in route.latency_buckets.iter_mut().zip(&cells.latency_buckets) {
                     sum(total, cell);
                 }
+                sum(&mut route.latency_sum_nanos, &cells.latency_sum_nanos);
             }
-            for (total, cell) in scrape
-                .latency_buckets
-                .iter_mut()
-                .zip(&cells.latency_buckets)
-            {
-                sum(total, cell);
-            }
-            sum(&mut scrape.latency_sum_nanos, &cells.latency_sum_nanos);
             scrape.open_connections += cells.open_connections.load(Ordering::Relaxed);
             sum(
                 &mut scrape.connection_limit_reached,
@@ -262,21 +313,29 @@ impl Metrics {
             sum(&mut scrape.answers_observed, &cells.answers_observed);
             sum(&mut scrape.answers_unedited, &cells.answers_unedited);
         }
-        let rejections = gate.rejections();
-        for (i, (row, count)) in rejections.snapshot().enumerate() {
-            scrape.rejections[i] = count;
-            scrape.log_lines_suppressed[i] = rejections.log_lines_suppressed(row.reason);
+        for (route, counts) in scrape.routes.iter_mut().zip(routes) {
+            let rejections = counts.gate.rejections();
+            for (i, (row, count)) in rejections.snapshot().enumerate() {
+                route.rejections[i] = count;
+                route.log_lines_suppressed[i] = rejections.log_lines_suppressed(row.reason);
+            }
+            let catalog = counts.gate.catalog();
+            route.catalog_registered = catalog.len() as u64;
+            route.catalog_refused = catalog.refused().len() as u64;
         }
-        let catalog = gate.catalog();
-        scrape.catalog_registered = catalog.len() as u64;
-        scrape.catalog_refused = catalog.refused().len() as u64;
         scrape
     }
 
-    /// The exposition, OpenMetrics or not, with its content type.
-    pub fn render(&self, gate: &Gate, openmetrics: bool) -> (String, &'static str) {
+    /// The exposition, OpenMetrics or not, with its content type;
+    /// `labelled`: each route's series carry its `route` label.
+    pub fn render(
+        &self,
+        routes: &[RouteCounts<'_>],
+        labelled: bool,
+        openmetrics: bool,
+    ) -> (String, &'static str) {
         let mut registry = Registry::with_prefix("mcpgate");
-        registry.register_collector(Box::new(self.scrape(gate)));
+        registry.register_collector(Box::new(self.scrape(routes, labelled)));
         let mut out = String::with_capacity(8192);
         // Writing into a `String` cannot fail.
         if openmetrics {
@@ -317,30 +376,39 @@ pub fn wants_openmetrics(accept: Option<&[u8]>) -> bool {
 /// the encoder adds it.
 #[derive(Debug)]
 struct Scrape {
+    /// Each route's series carry a `route` label.
+    labelled: bool,
+    routes: Vec<RouteScrape>,
+    open_connections: i64,
+    connection_limit_reached: u64,
+    bytes_in: u64,
+    answers_observed: u64,
+    answers_unedited: u64,
+}
+
+/// One route's sums.
+#[derive(Debug)]
+struct RouteScrape {
+    label: String,
     allowed: [[u64; KINDS.len()]; 3],
     /// In table order.
     rejections: [u64; TABLE.len()],
     log_lines_suppressed: [u64; TABLE.len()],
     latency_buckets: [u64; LATENCY_BOUNDS.len() + 1],
     latency_sum_nanos: u64,
-    open_connections: i64,
-    connection_limit_reached: u64,
     catalog_registered: u64,
     catalog_refused: u64,
     output_mismatches: u64,
     catalogs_learned: u64,
-    bytes_in: u64,
-    answers_observed: u64,
-    answers_unedited: u64,
 }
 
 /// The latency histogram from summed buckets (`prometheus-client`'s own
 /// histogram is one set of atomics observed into, not a sum).
 #[derive(Debug)]
-struct Latency<'s>(&'s Scrape);
+struct Latency<'s>(&'s RouteScrape);
 
-impl EncodeMetric for Latency<'_> {
-    fn encode(
+impl Latency<'_> {
+    fn encode_into(
         &self,
         mut encoder: prometheus_client::encoding::MetricEncoder,
     ) -> Result<(), std::fmt::Error> {
@@ -355,9 +423,25 @@ impl EncodeMetric for Latency<'_> {
             None,
         )
     }
+}
 
-    fn metric_type(&self) -> MetricType {
-        MetricType::Histogram
+/// A family's labels, with the route's after them when labelled.
+#[derive(Debug)]
+struct WithRoute<'a, L> {
+    labels: L,
+    route: Option<&'a str>,
+}
+
+impl<L: EncodeLabelSet> EncodeLabelSet for WithRoute<'_, L> {
+    fn encode(
+        &self,
+        encoder: &mut prometheus_client::encoding::LabelSetEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        self.labels.encode(encoder)?;
+        match self.route {
+            Some(route) => [("route", route)].encode(encoder),
+            None => Ok(()),
+        }
     }
 }
 
@@ -386,12 +470,32 @@ fn counters<L: EncodeLabelSet>(
     Ok(())
 }
 
+impl Scrape {
+    /// Each route with the `route` label its series carry (none when
+    /// unlabelled).
+    fn each(&self) -> impl Iterator<Item = (&RouteScrape, Option<&str>)> + Clone {
+        let labelled = self.labelled;
+        self.routes
+            .iter()
+            .map(move |r| (r, labelled.then_some(r.label.as_str())))
+    }
+}
+
 impl Collector for Scrape {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let allowed = LaneLabel::ALL.iter().flat_map(|lane| {
-            let counts = self.allowed[*lane as usize];
-            KINDS.iter().zip(counts).map(move |(kind, value)| {
-                ([("lane", lane.as_str()), ("kind", kind.as_str())], value)
+        let allowed = self.each().flat_map(|(route, label)| {
+            LaneLabel::ALL.iter().flat_map(move |lane| {
+                let counts = route.allowed[*lane as usize];
+                KINDS.iter().zip(counts).map(move |(kind, value)| {
+                    let labels = [("lane", lane.as_str()), ("kind", kind.as_str())];
+                    (
+                        WithRoute {
+                            labels,
+                            route: label,
+                        },
+                        value,
+                    )
+                })
             })
         });
         counters(
@@ -400,12 +504,20 @@ impl Collector for Scrape {
             "MCP messages let through, by lane and kind.",
             allowed,
         )?;
-        let rejections = TABLE.iter().zip(self.rejections).map(|(row, value)| {
-            let labels = (
-                [("rejecter", row.rejecter.as_str()), ("reason", row.name)],
-                [("status", row.status)],
-            );
-            (labels, value)
+        let rejections = self.each().flat_map(|(route, label)| {
+            TABLE.iter().zip(route.rejections).map(move |(row, value)| {
+                let labels = (
+                    [("rejecter", row.rejecter.as_str()), ("reason", row.name)],
+                    [("status", row.status)],
+                );
+                (
+                    WithRoute {
+                        labels,
+                        route: label,
+                    },
+                    value,
+                )
+            })
         });
         counters(
             &mut encoder,
@@ -413,10 +525,21 @@ impl Collector for Scrape {
             "Refusals, by the stage that refused and why.",
             rejections,
         )?;
-        let suppressed = TABLE
-            .iter()
-            .zip(self.log_lines_suppressed)
-            .map(|(row, value)| ([("reason", row.name)], value));
+        let suppressed = self.each().flat_map(|(route, label)| {
+            TABLE
+                .iter()
+                .zip(route.log_lines_suppressed)
+                .map(move |(row, value)| {
+                    let labels = [("reason", row.name)];
+                    (
+                        WithRoute {
+                            labels,
+                            route: label,
+                        },
+                        value,
+                    )
+                })
+        });
         counters(
             &mut encoder,
             "rejection_log_suppressed",
@@ -424,21 +547,39 @@ impl Collector for Scrape {
             suppressed,
         )?;
 
-        let requests = self.latency_buckets.iter().sum();
-        counter(
+        let requests = self.each().map(|(route, label)| {
+            let labels: [(&str, &str); 0] = [];
+            let value = route.latency_buckets.iter().sum();
+            (
+                WithRoute {
+                    labels,
+                    route: label,
+                },
+                value,
+            )
+        });
+        counters(
             &mut encoder,
             "requests",
             "Requests to the MCP endpoint and /validate.",
             requests,
         )?;
 
-        let family = encoder.encode_descriptor(
+        let mut family = encoder.encode_descriptor(
             "request_duration",
             "Time from a whole request to its answer.",
             Some(&Unit::Seconds),
             MetricType::Histogram,
         )?;
-        Latency(self).encode(family)?;
+        match (self.labelled, self.routes.first()) {
+            (false, Some(route)) => Latency(route).encode_into(family)?,
+            _ => {
+                for route in &self.routes {
+                    let labels = [("route", route.label.as_str())];
+                    Latency(route).encode_into(family.encode_family(&labels)?)?;
+                }
+            }
+        }
 
         let family = encoder.encode_descriptor(
             "open_connections",
@@ -461,24 +602,50 @@ impl Collector for Scrape {
             None,
             MetricType::Gauge,
         )?;
-        for (state, value) in [
-            ("registered", self.catalog_registered),
-            ("refused", self.catalog_refused),
-        ] {
-            ConstGauge::new(value as i64).encode(family.encode_family(&[("state", state)])?)?;
+        for (route, label) in self.each() {
+            for (state, value) in [
+                ("registered", route.catalog_registered),
+                ("refused", route.catalog_refused),
+            ] {
+                let labels = WithRoute {
+                    labels: [("state", state)],
+                    route: label,
+                };
+                ConstGauge::new(value as i64).encode(family.encode_family(&labels)?)?;
+            }
         }
 
-        counter(
+        let mismatches = self.each().map(|(route, label)| {
+            let labels: [(&str, &str); 0] = [];
+            (
+                WithRoute {
+                    labels,
+                    route: label,
+                },
+                route.output_mismatches,
+            )
+        });
+        counters(
             &mut encoder,
             "tool_output_mismatches",
             "tools/call results whose structuredContent failed the tool's outputSchema (relayed unaltered).",
-            self.output_mismatches,
+            mismatches,
         )?;
-        counter(
+        let learned = self.each().map(|(route, label)| {
+            let labels: [(&str, &str); 0] = [];
+            (
+                WithRoute {
+                    labels,
+                    route: label,
+                },
+                route.catalogs_learned,
+            )
+        });
+        counters(
             &mut encoder,
             "catalogs_learned",
             "Catalogs taken from tools/list answers passing through.",
-            self.catalogs_learned,
+            learned,
         )?;
         counter(
             &mut encoder,
@@ -506,6 +673,14 @@ mod tests {
     use super::*;
     use crate::gate::GateConfig;
 
+    fn one_route(gate: &Gate) -> [RouteCounts<'_>; 1] {
+        [RouteCounts {
+            label: "/mcp",
+            gate,
+            slot: 0,
+        }]
+    }
+
     fn series(text: &str, name: &str) -> Option<u64> {
         text.lines()
             .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
@@ -519,10 +694,10 @@ mod tests {
             for _ in 0..3 {
                 s.spawn(|| {
                     for _ in 0..100 {
-                        metrics.allowed(LaneLabel::Modern, Kind::Request);
-                        metrics.request(Duration::from_micros(3));
+                        metrics.allowed(0, LaneLabel::Modern, Kind::Request);
+                        metrics.request(0, Duration::from_micros(3));
                     }
-                    metrics.request(Duration::from_secs(1));
+                    metrics.request(0, Duration::from_secs(1));
                     metrics.connection(true);
                     metrics.bytes_in(10);
                 });
@@ -535,7 +710,7 @@ mod tests {
             4,
             "one set of cells a thread"
         );
-        let (text, content_type) = metrics.render(&gate, false);
+        let (text, content_type) = metrics.render(&one_route(&gate), false, false);
         assert_eq!(content_type, TEXT_CONTENT_TYPE);
         for (name, value) in [
             (
@@ -561,8 +736,8 @@ mod tests {
     fn openmetrics_names_the_counter_families_without_total_and_ends_with_eof() {
         let gate = Gate::new(GateConfig::default()).unwrap();
         let metrics = Metrics::default();
-        metrics.request(Duration::from_millis(2));
-        let (text, content_type) = metrics.render(&gate, true);
+        metrics.request(0, Duration::from_millis(2));
+        let (text, content_type) = metrics.render(&one_route(&gate), false, true);
         assert_eq!(content_type, OPENMETRICS_CONTENT_TYPE);
         assert!(text.contains("# TYPE mcpgate_requests counter\n"));
         assert_eq!(series(&text, "mcpgate_requests_total"), Some(1));
@@ -593,11 +768,17 @@ mod tests {
         one.bytes_in(4);
         assert_eq!(one.workers.lock().unwrap().len(), 1);
         assert_eq!(
-            series(&one.render(&gate, false).0, "mcpgate_bytes_in_total"),
+            series(
+                &one.render(&one_route(&gate), false, false).0,
+                "mcpgate_bytes_in_total"
+            ),
             Some(5)
         );
         assert_eq!(
-            series(&two.render(&gate, false).0, "mcpgate_bytes_in_total"),
+            series(
+                &two.render(&one_route(&gate), false, false).0,
+                "mcpgate_bytes_in_total"
+            ),
             Some(2)
         );
     }
@@ -613,5 +794,73 @@ mod tests {
         assert!(!wants_openmetrics(Some(b"text/plain;version=0.0.4")));
         assert!(!wants_openmetrics(Some(b"*/*")));
         assert!(!wants_openmetrics(None));
+    }
+
+    #[test]
+    fn each_route_counts_apart_under_its_label_when_labelled() {
+        let (github, files) = (
+            Gate::new(GateConfig::default()).unwrap(),
+            Gate::new(GateConfig::default()).unwrap(),
+        );
+        let metrics = Metrics::default();
+        let (a, b) = (
+            metrics.slot("/github").unwrap(),
+            metrics.slot("/files").unwrap(),
+        );
+        assert_eq!(metrics.slot("/github"), Some(a), "a path keeps its slot");
+        metrics.allowed(a, LaneLabel::Modern, Kind::Request);
+        metrics.request(a, Duration::from_micros(3));
+        metrics.request(b, Duration::from_micros(3));
+        metrics.request(b, Duration::from_micros(3));
+        let routes = [
+            RouteCounts {
+                label: "/github",
+                gate: &github,
+                slot: a,
+            },
+            RouteCounts {
+                label: "/files",
+                gate: &files,
+                slot: b,
+            },
+        ];
+        let (text, _) = metrics.render(&routes, true, false);
+        for (name, value) in [
+            (
+                "mcpgate_allowed_total{lane=\"modern\",kind=\"request\",route=\"/github\"}",
+                1,
+            ),
+            (
+                "mcpgate_allowed_total{lane=\"modern\",kind=\"request\",route=\"/files\"}",
+                0,
+            ),
+            ("mcpgate_requests_total{route=\"/github\"}", 1),
+            ("mcpgate_requests_total{route=\"/files\"}", 2),
+            (
+                "mcpgate_request_duration_seconds_count{route=\"/files\"}",
+                2,
+            ),
+            (
+                "mcpgate_rejections_total{rejecter=\"wire\",reason=\"unknown_path\",status=\"404\",route=\"/files\"}",
+                0,
+            ),
+        ] {
+            assert_eq!(series(&text, name), Some(value), "{name}\n{text}");
+        }
+        // Unlabelled, the one route's series are those of a gateway
+        // without routes.
+        let (text, _) = metrics.render(&routes[..1], false, false);
+        assert_eq!(series(&text, "mcpgate_requests_total"), Some(1));
+        assert!(!text.contains("route="));
+    }
+
+    #[test]
+    fn route_slots_run_out_after_their_number_of_paths() {
+        let metrics = Metrics::default();
+        for i in 0..ROUTE_SLOTS {
+            assert_eq!(metrics.slot(&format!("/r{i}")), Some(i));
+        }
+        assert_eq!(metrics.slot("/one-more"), None);
+        assert_eq!(metrics.slot("/r3"), Some(3));
     }
 }

@@ -17,8 +17,10 @@ pub mod oauth;
 pub mod session;
 pub mod wire;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::classify::RequestId;
@@ -33,6 +35,7 @@ use wire::WirePolicy;
 use crate::gate::{Allowed, Gate, Verdict};
 use crate::reject::{Reason, Rejection};
 use crate::server::{Head, HttpError, Response, Service};
+use crate::upstream::UpstreamConfig;
 
 pub const VALIDATE_PATH: &str = "/validate";
 pub const METRICS_PATH: &str = "/metrics";
@@ -42,23 +45,186 @@ pub const NOOP_PATH: &str = "/_noop";
 /// The answer to a session id not sealed for its caller.
 const UNKNOWN_SESSION: &str = "Not Found: no such session";
 
-pub struct McpService {
-    pub gate: Gate,
+/// One MCP endpoint (a `[[route]]`, or the one the top-level keys make):
+/// its gate, wire policy, upstream and sessions.
+pub struct RouteService {
+    /// Shared with the next configuration's route of the same path and
+    /// gate settings, so that its learned catalog and counts carry over.
+    pub gate: Arc<Gate>,
     pub endpoint: String,
     pub wire: WirePolicy,
-    pub metrics: Metrics,
+    pub metrics: Arc<Metrics>,
+    /// This route's cells in the metrics ([`Metrics::slot`]).
+    pub slot: usize,
+    /// Where allowed messages are forwarded; none: answered `NoUpstream`.
+    pub upstream: Option<Arc<UpstreamConfig>>,
+    /// With authentication on: session ids sealed to their caller and to
+    /// this route.
+    pub sessions: Option<Sessions>,
+}
+
+impl RouteService {
     /// An upstream is configured: allowed messages are forwarded to it.
-    pub forwarding: bool,
+    fn forwarding(&self) -> bool {
+        self.upstream.is_some()
+    }
+}
+
+/// One configuration's routes, swapped whole by a reload.
+pub struct Routes {
+    /// At least one; the first also answers what belongs to no route
+    /// (`/validate`, an unknown path, a malformed request).
+    pub routes: Vec<RouteService>,
     /// [`NOOP_PATH`] is served; off, it is an unknown path, so a
     /// deployment does not answer 204 to what nobody checked.
     pub noop_route: bool,
-    /// With authentication on: session ids sealed to their caller.
-    pub sessions: Option<Sessions>,
+    /// The series of `/metrics` carry a `route` label (`[[route]]`
+    /// tables were given).
+    pub labelled: bool,
+}
+
+impl Routes {
+    /// The route a path belongs to, and what it asks of it: the first
+    /// route's path and the gateway's own first (one comparison each, as
+    /// with a single route), then the other routes.
+    fn find(&self, path: &str) -> (usize, Route) {
+        let first = &self.routes[0];
+        let route = match path {
+            p if p == first.endpoint => Route::Endpoint,
+            VALIDATE_PATH => Route::Validate,
+            METRICS_PATH => Route::Metrics,
+            HEALTH_PATH => Route::Health,
+            NOOP_PATH if self.noop_route => Route::Noop,
+            p => return self.find_other(p),
+        };
+        (0, route)
+    }
+
+    /// A path that is neither the first route's nor the gateway's own.
+    fn find_other(&self, path: &str) -> (usize, Route) {
+        if let Some(i) = self.routes.iter().position(|r| r.endpoint == path) {
+            return (i, Route::Endpoint);
+        }
+        match path.strip_prefix(oauth::METADATA_PATH) {
+            Some("") if self.routes[0].wire.oauth.is_some() => (0, Route::ResourceMetadata),
+            Some(rest) => {
+                let owner = self.routes.iter().position(|r| r.endpoint == rest);
+                match owner.filter(|&i| self.routes[i].wire.oauth.is_some()) {
+                    Some(i) => (i, Route::ResourceMetadata),
+                    None => (0, Route::Unknown),
+                }
+            }
+            None => (0, Route::Unknown),
+        }
+    }
+}
+
+/// The routes in service: swapped by a reload; each worker thread keeps
+/// the last it read and reads again only when the generation moved.
+pub struct McpService {
+    pub metrics: Arc<Metrics>,
+    current: arc_swap::ArcSwap<Routes>,
+    generation: AtomicU64,
+    /// Tells services apart in a thread's cache.
+    id: u64,
+}
+
+static NEXT_SERVICE: AtomicU64 = AtomicU64::new(0);
+
+/// Routes held by one thread: the `Rc` is counted by that thread alone,
+/// so a request holding them writes no count another core shares.
+#[allow(
+    clippy::redundant_allocation,
+    reason = "the Rc's count is the thread's own; the Arc's is shared"
+)]
+type Held = Rc<Arc<Routes>>;
+
+thread_local! {
+    /// This thread's routes: the service's id, the generation read, and
+    /// the routes then in service.
+    static CURRENT: RefCell<Option<(u64, u64, Held)>> = const { RefCell::new(None) };
+}
+
+impl McpService {
+    pub fn new(routes: Routes, metrics: Arc<Metrics>) -> McpService {
+        McpService {
+            metrics,
+            current: arc_swap::ArcSwap::from_pointee(routes),
+            generation: AtomicU64::new(0),
+            id: NEXT_SERVICE.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Puts `routes` in service for the requests that start from now on;
+    /// those in flight finish under the routes they began with.
+    pub fn swap(&self, routes: Routes) -> Arc<Routes> {
+        let old = self.current.swap(Arc::new(routes));
+        // After the store: a thread that sees the new generation reads the
+        // new routes.
+        self.generation.fetch_add(1, Ordering::Release);
+        old
+    }
+
+    /// The routes in service, as a whole.
+    pub fn routes_now(&self) -> Arc<Routes> {
+        self.current.load_full()
+    }
+
+    /// The routes this thread read last, without looking at the
+    /// generation: `on_head` looked for this request already.
+    fn routes_read(&self) -> Held {
+        let read = CURRENT.with(|current| match &*current.borrow() {
+            Some((id, _, routes)) if *id == self.id => Some(routes.clone()),
+            _ => None,
+        });
+        read.unwrap_or_else(|| self.routes())
+    }
+
+    /// This thread's routes: one load of the generation, and a reference
+    /// count of this thread's own (no atomic write) on the allowed path.
+    fn routes(&self) -> Held {
+        let generation = self.generation.load(Ordering::Acquire);
+        CURRENT.with(|current| {
+            let mut current = current.borrow_mut();
+            match &*current {
+                Some((id, seen, routes)) if *id == self.id && *seen == generation => routes.clone(),
+                _ => {
+                    let routes = Rc::new(self.current.load_full());
+                    *current = Some((self.id, generation, routes.clone()));
+                    routes
+                }
+            }
+        })
+    }
+}
+
+/// A forwarded request's route: the routes it began under, kept until
+/// its answer is relayed.
+#[derive(Clone)]
+pub struct RouteHandle {
+    routes: Held,
+    index: usize,
+}
+
+impl RouteHandle {
+    fn get(&self) -> &RouteService {
+        &self.routes.routes[self.index]
+    }
+}
+
+impl std::fmt::Debug for RouteHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RouteHandle")
+            .field(&self.get().endpoint)
+            .finish()
+    }
 }
 
 /// What a forwarded message needs once the upstream has (not) answered.
 #[derive(Debug)]
 pub struct Pending {
+    /// The route it was sent under.
+    route: RouteHandle,
     /// [`crate::gate::Allowed::id`]: the echo rule already applied.
     id: Option<RequestId>,
     /// What the gate reads in the answer once it is relayed.
@@ -162,24 +328,7 @@ enum Route {
     Unknown,
 }
 
-impl McpService {
-    fn route(&self, path: &str) -> Route {
-        match path {
-            p if p == self.endpoint => Route::Endpoint,
-            VALIDATE_PATH => Route::Validate,
-            METRICS_PATH => Route::Metrics,
-            HEALTH_PATH => Route::Health,
-            NOOP_PATH if self.noop_route => Route::Noop,
-            p if self.wire.oauth.is_some()
-                && p.strip_prefix(oauth::METADATA_PATH)
-                    .is_some_and(|rest| rest.is_empty() || rest == self.endpoint) =>
-            {
-                Route::ResourceMetadata
-            }
-            _ => Route::Unknown,
-        }
-    }
-
+impl RouteService {
     fn refuse(&self, reason: Reason, message: &str) -> Response {
         self.answer(
             self.gate
@@ -236,7 +385,7 @@ impl McpService {
     /// A CORS preflight on `route` ([`cors::preflight`]).
     fn preflight(&self, head: &Head<'_>, route: Route) -> Response {
         let methods = match route {
-            Route::Endpoint if self.forwarding => "GET, POST, DELETE, OPTIONS",
+            Route::Endpoint if self.forwarding() => "GET, POST, DELETE, OPTIONS",
             Route::Endpoint => "POST, OPTIONS",
             _ => "GET, OPTIONS",
         };
@@ -327,7 +476,7 @@ impl McpService {
                 }
             },
         };
-        self.metrics.request(started.elapsed());
+        self.metrics.request(self.slot, started.elapsed());
         reply
     }
 
@@ -338,7 +487,7 @@ impl McpService {
         allow: impl FnOnce(Allowed<'_>, Option<Arc<Grant>>) -> Reply<Pending>,
     ) -> Reply<Pending> {
         self.metrics
-            .allowed(allowed.revision.lane().into(), allowed.kind);
+            .allowed(self.slot, allowed.revision.lane().into(), allowed.kind);
         allow(allowed, grant)
     }
 
@@ -421,6 +570,112 @@ impl Service for McpService {
     type Pending = Pending;
 
     fn on_head(&self, head: &Head<'_>) -> Option<Response> {
+        let routes = self.routes();
+        let (index, route) = routes.find(head.path);
+        routes.routes[index].on_head(head, route)
+    }
+
+    fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Reply<Pending> {
+        let routes = self.routes_read();
+        let (index, route) = routes.find(head.path);
+        if route == Route::Metrics {
+            return self.metrics_answer(head, &routes).into();
+        }
+        let handle = RouteHandle { routes, index };
+        handle.get().on_request(head, body, route, &handle)
+    }
+
+    fn upstream<'p>(&self, pending: &'p Pending) -> Option<&'p Arc<UpstreamConfig>> {
+        pending.route.get().upstream.as_ref()
+    }
+
+    fn on_upstream_failure(&self, pending: &Pending, failure: UpstreamFailure) -> Response {
+        pending.route.get().on_upstream_failure(pending, failure)
+    }
+
+    fn edit_answer(
+        &self,
+        pending: &Pending,
+        headers: &[u8],
+        body: Option<&[u8]>,
+    ) -> Option<Vec<u8>> {
+        pending.route.get().edit_answer(pending, headers, body)
+    }
+
+    fn seal_session(
+        &self,
+        pending: &Pending,
+        headers: &mut Vec<u8>,
+        value: std::ops::Range<usize>,
+    ) -> bool {
+        pending.route.get().seal_session(pending, headers, value)
+    }
+
+    fn rewrite_answer(&self, pending: &Pending, answer: WatchedAnswer<'_>) -> Option<Vec<u8>> {
+        pending.route.get().rewrite_answer(pending, answer)
+    }
+
+    fn on_answer(&self, pending: Pending, answer: WatchedAnswer<'_>) {
+        let route = pending.route.clone();
+        route.get().on_answer(pending, answer)
+    }
+
+    fn on_http_error(&self, error: HttpError) -> Response {
+        self.routes().routes[0].on_http_error(error)
+    }
+
+    fn finish_answer(&self, head: &Head<'_>, response: &mut Response) {
+        // A request without `Origin` (server to server) goes no further.
+        if !head.seen.origin {
+            return;
+        }
+        let routes = self.routes_read();
+        let (index, route) = routes.find(head.path);
+        routes.routes[index].finish_answer(head, response, route);
+    }
+
+    fn answer_headers(&self, pending: &Pending, headers: &mut Vec<u8>) {
+        pending.route.get().answer_headers(pending, headers)
+    }
+
+    fn on_connection(&self, opened: bool) {
+        self.metrics.connection(opened);
+    }
+
+    fn on_bytes_in(&self, n: usize) {
+        self.metrics.bytes_in(n);
+    }
+
+    fn on_connection_limit(&self) {
+        self.metrics.connection_limit_reached();
+    }
+}
+
+impl McpService {
+    /// `/metrics`: every route's counts, labelled by route when
+    /// `[[route]]` tables gave them.
+    fn metrics_answer(&self, head: &Head<'_>, routes: &Routes) -> Response {
+        let openmetrics = metrics::wants_openmetrics(head.header("Accept"));
+        let each: Vec<metrics::RouteCounts<'_>> = routes
+            .routes
+            .iter()
+            .map(|r| metrics::RouteCounts {
+                label: &r.endpoint,
+                gate: &r.gate,
+                slot: r.slot,
+            })
+            .collect();
+        let (body, content_type) = self.metrics.render(&each, routes.labelled, openmetrics);
+        let mut response = Response::empty(200);
+        response.content_type = Some(content_type);
+        response.body = body.into_bytes().into();
+        response
+    }
+}
+
+/// The service's calls, for one route.
+impl RouteService {
+    fn on_head(&self, head: &Head<'_>, route: Route) -> Option<Response> {
         // The head parser refused names spelling the fields it knows; the
         // identity headers are configured, so they are compared here, and
         // only when some name holds `_`.
@@ -439,13 +694,12 @@ impl Service for McpService {
                 "Bad Request: an access token may not be sent in the query string",
             ));
         }
-        let route = self.route(head.path);
         match route {
             Route::Endpoint | Route::ResourceMetadata if cors::is_preflight(head) => {
                 Some(self.preflight(head, route))
             }
             Route::Endpoint
-                if self.forwarding
+                if self.forwarding()
                     && matches!(head.method, "GET" | "DELETE")
                     && legacy_lane(head) =>
             {
@@ -469,7 +723,7 @@ impl Service for McpService {
                 if head.method != "POST" {
                     // The 2025 lanes' stream and session end, where forwarded.
                     let (allow, message) =
-                        if route == Route::Endpoint && self.forwarding && legacy_lane(head) {
+                        if route == Route::Endpoint && self.forwarding() && legacy_lane(head) {
                             (
                                 "GET, POST, DELETE",
                                 "Method Not Allowed: the MCP endpoint takes GET, POST and DELETE",
@@ -495,8 +749,14 @@ impl Service for McpService {
         }
     }
 
-    fn on_request(&self, head: &Head<'_>, body: &[u8]) -> Reply<Pending> {
-        let response = match self.route(head.path) {
+    fn on_request(
+        &self,
+        head: &Head<'_>,
+        body: &[u8],
+        route: Route,
+        handle: &RouteHandle,
+    ) -> Reply<Pending> {
+        let response = match route {
             // A legacy GET or DELETE that passed `on_head`: nothing to gate.
             Route::Endpoint if head.method != "POST" => {
                 let grant = match &self.wire.oauth {
@@ -515,6 +775,7 @@ impl Service for McpService {
                 let listing_for = self.listing_for(&grant);
                 return self.forward(
                     Pending {
+                        route: handle.clone(),
                         id: None,
                         watch: None,
                         adds: Additions::default(),
@@ -542,7 +803,7 @@ impl Service for McpService {
                             ))
                             .into();
                     };
-                    if !self.forwarding {
+                    if !self.forwarding() {
                         // Allowed, but this instance has no upstream to send it to.
                         return self
                             .answer(self.gate.rejections().send_allowed(
@@ -559,6 +820,7 @@ impl Service for McpService {
                         .filter(|_| allowed.method == Some("tools/list"));
                     self.forward(
                         Pending {
+                            route: handle.clone(),
                             id: allowed.id,
                             watch: allowed.watch,
                             adds,
@@ -579,14 +841,8 @@ impl Service for McpService {
                 Some(oauth) => Response::json(200, oauth.metadata()),
                 None => self.refuse(Reason::UnknownPath, "Not Found: no such path"),
             },
-            Route::Metrics => {
-                let openmetrics = metrics::wants_openmetrics(head.header("Accept"));
-                let (body, content_type) = self.metrics.render(&self.gate, openmetrics);
-                let mut response = Response::empty(200);
-                response.content_type = Some(content_type);
-                response.body = body.into_bytes().into();
-                response
-            }
+            // Answered by the service, which sees every route.
+            Route::Metrics => self.refuse(Reason::UnknownPath, "Not Found: no such path"),
             Route::Health => {
                 let mut response = Response::empty(200);
                 response.content_type = Some("text/plain");
@@ -630,16 +886,12 @@ impl Service for McpService {
         answer
     }
 
-    fn finish_answer(&self, head: &Head<'_>, response: &mut Response) {
-        // A request without `Origin` goes no further; a preflight's answer
-        // is complete, and another `OPTIONS` gets no CORS headers.
-        if !head.seen.origin
-            || head.method == "OPTIONS"
-            || !matches!(
-                self.route(head.path),
-                Route::Endpoint | Route::ResourceMetadata
-            )
-        {
+    /// The CORS headers for `head`'s origin on an answer of this route's
+    /// endpoint or metadata (`route`).
+    fn finish_answer(&self, head: &Head<'_>, response: &mut Response, route: Route) {
+        // A preflight's answer is complete, and another `OPTIONS` gets no
+        // CORS headers; nor do the gateway's own paths.
+        if head.method == "OPTIONS" || !matches!(route, Route::Endpoint | Route::ResourceMetadata) {
             return;
         }
         if let Some(origin) = cors::allowed_origin(&self.wire, head) {
@@ -726,18 +978,6 @@ impl Service for McpService {
                 .send(http_error_reason(error), None, Some(message), &[])
         });
         self.answer(rejection)
-    }
-
-    fn on_connection(&self, opened: bool) {
-        self.metrics.connection(opened);
-    }
-
-    fn on_bytes_in(&self, n: usize) {
-        self.metrics.bytes_in(n);
-    }
-
-    fn on_connection_limit(&self) {
-        self.metrics.connection_limit_reached();
     }
 }
 

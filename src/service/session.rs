@@ -135,6 +135,9 @@ pub struct Sessions {
     /// Unique in the process: what a worker remembers of one key's seals
     /// is never taken for another's.
     serial: u64,
+    /// The route's path, in every tag: an id sealed on one route is
+    /// unknown on another, whoever sends it.
+    route: Box<[u8]>,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -162,7 +165,14 @@ impl Sessions {
                 .map(|t| (t.as_bytes().into(), token_digest(t.as_bytes())))
                 .collect(),
             serial: NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            route: Box::default(),
         }
+    }
+
+    /// These sessions, for the route at `path` alone.
+    pub fn on_route(mut self, path: &str) -> Sessions {
+        self.route = path.as_bytes().into();
+        self
     }
 
     /// The owner of a request granted `grant` for the token in
@@ -194,6 +204,8 @@ impl Sessions {
     fn mac(&self, owner: &Owner, id: &[u8]) -> Hmac<Sha256> {
         let mut mac = self.mac.clone();
         mac.update(CONTEXT);
+        mac.update(&(self.route.len() as u64).to_be_bytes());
+        mac.update(&self.route);
         match owner {
             Owner::Subject(grant) => {
                 let issuer = self.issuer.as_deref().unwrap_or_default().as_bytes();
@@ -389,6 +401,20 @@ mod tests {
         let mut out = Vec::new();
         assert!(sessions.seal(owner, id, &mut out));
         out
+    }
+
+    #[test]
+    fn an_id_sealed_on_one_route_is_unknown_on_another_for_the_same_owner() {
+        let github = Sessions::new(&key(1), None, &["t".to_owned()]).on_route("/github");
+        let files = Sessions::new(&key(1), None, &["t".to_owned()]).on_route("/files");
+        let owner = github.owner_of_token(Some(b"Bearer t")).unwrap();
+        let id = sealed(&github, &owner, b"up-1");
+        assert_eq!(github.unseal(&owner, &id), Some(&b"up-1"[..]));
+        // The same bytes, the same caller and key, replayed on another route.
+        assert_eq!(files.unseal(&owner, &id), None);
+        assert_eq!(files.unseal_remembered(&owner, &id), None);
+        let unrouted = Sessions::new(&key(1), None, &["t".to_owned()]);
+        assert_eq!(unrouted.unseal(&owner, &id), None);
     }
 
     #[test]

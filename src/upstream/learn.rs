@@ -88,7 +88,8 @@ pub fn learn(
 /// named a tool the catalog lacks), but never twice within
 /// [`MIN_REFRESH`]. A failed attempt keeps the catalog in service and is
 /// retried with a growing pause, never shorter than [`MIN_REFRESH`], up
-/// to 60 seconds. The thread lives as long as the process.
+/// to 60 seconds. The thread lives until its route is retired at a
+/// reload ([`Relearn::retire`]).
 pub fn keep_learning(
     endpoint: UpstreamConfig,
     options: CatalogOptions,
@@ -107,6 +108,9 @@ pub fn keep_learning(
             let mut last = Instant::now();
             loop {
                 relearn.sleep(wait);
+                if relearn.is_retired() {
+                    return;
+                }
                 std::thread::sleep(MIN_REFRESH.saturating_sub(last.elapsed()));
                 last = Instant::now();
                 match learn(&endpoint, &options, timeout) {

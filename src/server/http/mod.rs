@@ -40,7 +40,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -57,7 +57,7 @@ use crate::server::reclaim::Reclaim;
 use crate::server::{
     Forward, Head, HttpError, IoDriver, Reply, Response, ServerConfig, Service, ShutdownSignal,
 };
-use crate::upstream::{Pool, encode_request};
+use crate::upstream::{Pool, UpstreamConfig, encode_request};
 
 /// First capacity of a connection's read buffer.
 const INITIAL_BUF: usize = 4096;
@@ -130,8 +130,8 @@ pub(crate) struct Worker<S> {
     /// The signal itself: an answer produced before this worker saw the
     /// wake-up (it was busy in the service) already says `close`.
     pub signal: ShutdownSignal,
-    /// This worker's connections to the upstream, if there is one.
-    pub upstream: Option<Pool>,
+    /// This worker's connections to the upstreams.
+    pub upstream: Pools,
     /// Where a connection that has answered waits for the other ready
     /// connections before its next read (its pump runs on the worker).
     pub later: Later,
@@ -147,7 +147,7 @@ impl<S: Service> Worker<S> {
         service: Arc<S>,
         limits: Limits,
         signal: ShutdownSignal,
-        upstream: Option<Pool>,
+        upstream: Pools,
         tls: Option<TlsAcceptor>,
     ) -> Worker<S> {
         Worker {
@@ -336,6 +336,7 @@ async fn serve_io<S: Service, IO: ClientIo>(stream: IO, guard: &OpenGuard<S>) {
         idle: &guard.idle,
         fresh: true,
         filled: false,
+        pool: None,
     };
     conn.run().await;
     if conn.buf.capacity() > KEEP_BUF {
@@ -479,7 +480,7 @@ enum Step<P> {
     Forward {
         /// Boxed: the step is held while a connection awaits its answer,
         /// and this is its largest part.
-        forward: Box<Forward<P>>,
+        forward: Box<(Forward<P>, Option<Rc<Pool>>)>,
         request: Bytes,
         consumed: usize,
         meta: HeadMeta,
@@ -506,15 +507,57 @@ impl Answered {
     }
 }
 
+/// A worker's upstream pools: the server's own, and one per upstream the
+/// service names ([`Service::upstream`]).
+pub struct Pools {
+    default: Option<Rc<Pool>>,
+    /// Each pool with the service's `Arc` it was made for: the `Weak`
+    /// keeps that address from naming another upstream while the entry
+    /// lives; an entry whose upstream left service is dropped when the
+    /// next one is added.
+    named: RefCell<Vec<(Weak<UpstreamConfig>, Rc<Pool>)>>,
+}
+
+impl Pools {
+    pub fn new(default: Option<Arc<UpstreamConfig>>) -> Pools {
+        Pools {
+            default: default.map(|config| Rc::new(Pool::new(config))),
+            named: RefCell::default(),
+        }
+    }
+
+    /// The pool of `named`, or the server's own: a short scan, a count of
+    /// this thread's own.
+    pub fn get(&self, named: Option<&Arc<UpstreamConfig>>) -> Option<Rc<Pool>> {
+        let Some(config) = named else {
+            return self.default.clone();
+        };
+        let found = self.named.borrow().iter().find_map(|(weak, pool)| {
+            std::ptr::eq(weak.as_ptr(), Arc::as_ptr(config)).then(|| pool.clone())
+        });
+        Some(found.unwrap_or_else(|| self.add(config)))
+    }
+
+    #[cold]
+    fn add(&self, config: &Arc<UpstreamConfig>) -> Rc<Pool> {
+        let mut named = self.named.borrow_mut();
+        named.retain(|(weak, _)| weak.strong_count() > 0);
+        // The pool's own copy: it does not keep the service's alive.
+        let pool = Rc::new(Pool::new(Arc::new((**config).clone())));
+        named.push((Arc::downgrade(config), pool.clone()));
+        pool
+    }
+}
+
 /// The step for the service's reply to a whole request.
 fn reply_step<S: Service>(
-    service: &S,
     head: &Head<'_>,
     body: &[u8],
-    upstream: Option<&Pool>,
+    worker: &Worker<S>,
     consumed: usize,
     meta: HeadMeta,
 ) -> Step<S::Pending> {
+    let service = &*worker.service;
     match service.on_request(head, body) {
         Reply::Full(mut resp) => {
             service.finish_answer(head, &mut resp);
@@ -527,7 +570,10 @@ fn reply_step<S: Service>(
             })
         }
         Reply::Forward(forward) => {
-            let request = upstream.map_or_else(Bytes::new, |pool| {
+            let pool = worker
+                .upstream
+                .get(worker.service.upstream(&forward.pending));
+            let request = pool.as_ref().map_or_else(Bytes::new, |pool| {
                 pool.encoded(|out| {
                     let mut client = head.client_request();
                     if let Some(len) = forward.session_id {
@@ -545,7 +591,7 @@ fn reply_step<S: Service>(
                 })
             });
             Step::Forward {
-                forward: Box::new(forward),
+                forward: Box::new((forward, pool)),
                 request,
                 consumed,
                 meta,
@@ -581,6 +627,8 @@ struct Conn<'w, S: Service, IO> {
     fresh: bool,
     /// The last read filled all the room it had: more was waiting.
     filled: bool,
+    /// The pool of the request being forwarded.
+    pool: Option<Rc<Pool>>,
 }
 
 /// Runs a service call; a panic becomes a 500 that closes the connection.
@@ -697,7 +745,9 @@ impl<S: Service, IO: ClientIo> Conn<'_, S, IO> {
                 meta,
             } => {
                 self.start += consumed;
-                self.forward(*forward, request, meta).await
+                let (forward, pool) = *forward;
+                self.pool = pool;
+                self.forward(forward, request, meta).await
             }
             Step::Error(e) => self.refuse(e).await,
             Step::Partial | Step::Body(_) => unreachable!("not a whole request's step"),
@@ -709,7 +759,6 @@ impl<S: Service, IO: ClientIo> Conn<'_, S, IO> {
     fn decide(&self) -> Step<S::Pending> {
         let limits = self.worker.limits;
         let service = &*self.worker.service;
-        let upstream = self.worker.upstream.as_ref();
         let bytes = &self.buf[self.start..];
         guarded(|| {
             let decided = with_head(
@@ -745,9 +794,7 @@ impl<S: Service, IO: ClientIo> Conn<'_, S, IO> {
                         };
                     }
                     match meta.framing {
-                        Framing::None => {
-                            reply_step(service, head, &[], upstream, meta.head_len, meta)
-                        }
+                        Framing::None => reply_step(head, &[], self.worker, meta.head_len, meta),
                         Framing::Length(n) if n > limits.body_limit as u64 => {
                             Step::Error(HttpError::BodyTooLarge {
                                 limit: limits.body_limit,
@@ -756,7 +803,7 @@ impl<S: Service, IO: ClientIo> Conn<'_, S, IO> {
                         Framing::Length(n) if n <= avail => {
                             let end = meta.head_len + n as usize;
                             let body = &bytes[meta.head_len..end];
-                            reply_step(service, head, body, upstream, end, meta)
+                            reply_step(head, body, self.worker, end, meta)
                         }
                         Framing::Length(_) | Framing::Chunked => Step::Body(meta),
                     }
@@ -818,8 +865,6 @@ impl<S: Service, IO: ClientIo> Conn<'_, S, IO> {
         };
         // The head is parsed again: it borrows the buffer the body was read
         // into.
-        let service = &*self.worker.service;
-        let upstream = self.worker.upstream.as_ref();
         let bytes = &self.buf[..body_end];
         let step = guarded(|| {
             match with_head(
@@ -828,7 +873,7 @@ impl<S: Service, IO: ClientIo> Conn<'_, S, IO> {
                 limits.max_head_bytes,
                 |head, again| {
                     let body = &bytes[again.head_len..];
-                    reply_step(service, head, body, upstream, next, meta)
+                    reply_step(head, body, self.worker, next, meta)
                 },
             ) {
                 Ok(Some(step)) => step,

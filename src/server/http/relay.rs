@@ -60,7 +60,7 @@ impl<S: Service, IO: super::ClientIo> Conn<'_, S, IO> {
         // Answers to earlier pipelined requests go first.
         self.flush().await?;
         let worker = self.worker;
-        let exchanged = match &worker.upstream {
+        let exchanged = match &self.pool {
             None => Some(Err(UpstreamFailure::Unreachable)),
             Some(pool) => {
                 monoio::select! {
@@ -211,7 +211,7 @@ impl<S: Service, IO: super::ClientIo> Conn<'_, S, IO> {
         mut events: Option<(EventEditor, EventEdits)>,
     ) -> Result<(), ReadEnd> {
         let worker = self.worker;
-        let idle = idle_timeout(worker);
+        let idle = idle_timeout(&self.pool);
         let limit = worker.limits.body_limit;
         let Streamed {
             mut upstream,
@@ -286,7 +286,7 @@ impl<S: Service, IO: super::ClientIo> Conn<'_, S, IO> {
                 .await?;
         }
         if head.keep_alive
-            && let Some(pool) = &worker.upstream
+            && let Some(pool) = &self.pool
         {
             pool.put_back(upstream);
         }
@@ -360,7 +360,7 @@ impl<S: Service, IO: super::ClientIo> Conn<'_, S, IO> {
         // Only a connection whose answer was read to its end serves again.
         if head.keep_alive
             && held == Some(false)
-            && let Some(pool) = &worker.upstream
+            && let Some(pool) = &self.pool
         {
             pool.put_back(upstream);
         }
@@ -407,7 +407,7 @@ impl<S: Service, IO: super::ClientIo> Conn<'_, S, IO> {
         mut more: bool,
         limit: usize,
     ) -> Result<Option<bool>, ReadEnd> {
-        let idle = idle_timeout(self.worker);
+        let idle = idle_timeout(&self.pool);
         while more && data.len() <= limit {
             let next = monoio::select! {
                 r = upstream.next_piece(body, data, idle) => Some(r),
@@ -455,11 +455,9 @@ impl<S: Service, IO: super::ClientIo> Conn<'_, S, IO> {
     }
 }
 
-/// How long an answer's body may stay silent.
-fn idle_timeout<S: Service>(worker: &super::Worker<S>) -> std::time::Duration {
-    worker
-        .upstream
-        .as_ref()
+/// How long an answer's body may stay silent: its upstream's setting.
+fn idle_timeout(pool: &Option<std::rc::Rc<crate::upstream::Pool>>) -> std::time::Duration {
+    pool.as_ref()
         .map(|pool| pool.config().idle_timeout)
         .unwrap_or_default()
 }
