@@ -242,3 +242,89 @@ fn sigterm_closes_an_idle_tls_connection_and_exits_0() {
     let _ = idle.read_to_end(&mut rest);
     assert!(rest.is_empty(), "{:?}", String::from_utf8_lossy(&rest));
 }
+
+/// Sends SIGHUP to the gateway.
+fn sighup(server: &Server) {
+    let pid = server.child.id() as libc::pid_t;
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGHUP) }, 0);
+}
+
+/// Whether a client trusting `config` completes a request over TLS.
+fn served_to(server: &Server, config: &Arc<rustls::ClientConfig>) -> bool {
+    let mut tls = tls_connect(server.address, config);
+    tls.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .is_ok()
+        && tls.flush().is_ok()
+        && {
+            let mut first = [0u8; 12];
+            tls.read_exact(&mut first).is_ok() && first.starts_with(b"HTTP/1.1 200")
+        }
+}
+
+#[test]
+fn sighup_serves_the_certificate_its_files_hold_now_and_a_bad_key_keeps_the_running_one() {
+    let (old_ca, new_ca) = (Ca::new("old CA"), Ca::new("new CA"));
+    let dir = certs::temp_dir("listener-tls-reload");
+    let leaf = old_ca.leaf(&["localhost"]);
+    let cert = certs::write(&dir, "gateway.crt", &leaf.cert);
+    let key = certs::write(&dir, "gateway.key", &leaf.key);
+    let mut server = Server::start_logging(
+        &["--tls-cert", &cert, "--tls-key", &key],
+        "info",
+        std::process::Stdio::piped(),
+    );
+    let log = Arc::new(std::sync::Mutex::new(String::new()));
+    let (stderr, lines) = (server.child.stderr.take().unwrap(), log.clone());
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            lines.lock().unwrap().push_str(&(line + "\n"));
+        }
+    });
+    let (old_client, new_client) = (
+        certs::client_config(&old_ca.pem()),
+        certs::client_config(&new_ca.pem()),
+    );
+    assert!(served_to(&server, &old_client));
+    assert!(!served_to(&server, &new_client));
+
+    let renewed = new_ca.leaf(&["localhost"]);
+    std::fs::write(&cert, &renewed.cert).unwrap();
+    std::fs::write(&key, &renewed.key).unwrap();
+    sighup(&server);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !served_to(&server, &new_client) {
+        assert!(
+            Instant::now() < deadline,
+            "the new certificate not served within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A client new to the gateway (a resumed session skips the
+    // certificate) no longer gets the old one.
+    assert!(!served_to(&server, &certs::client_config(&old_ca.pem())));
+
+    // A key that is no key: the reload is refused, the running certificate stays.
+    std::fs::write(
+        &key,
+        "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    sighup(&server);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !log.lock().unwrap().contains("reload refused") {
+        assert!(Instant::now() < deadline, "no refusal logged within 10 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        log.lock().unwrap().contains("tls_key"),
+        "{}",
+        log.lock().unwrap()
+    );
+    assert!(served_to(&server, &new_client));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -259,6 +259,7 @@ pub struct Relearn {
     requested: std::sync::atomic::AtomicBool,
     learner: std::sync::OnceLock<std::thread::Thread>,
     /// The route went out of service at a reload: the learner ends.
+    #[cfg(feature = "server")]
     retired: std::sync::atomic::AtomicBool,
 }
 

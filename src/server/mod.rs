@@ -447,7 +447,7 @@ pub struct ServerConfig {
     /// connections to it. None: forwarding fails as unreachable.
     pub upstream: Option<Arc<UpstreamConfig>>,
     /// Serve TLS with the certificate this holds (swappable while
-    /// serving: [`tls::CertResolver::reload`]). None: plaintext.
+    /// serving: `CertResolver::reload`). None: plaintext.
     pub tls: Option<Arc<tls::CertResolver>>,
 }
 
