@@ -992,6 +992,36 @@ fn a_tool_the_upstream_adds_is_learned_early_once_a_call_names_it() {
     );
 }
 
+#[test]
+fn a_listing_that_repeats_the_catalog_is_logged_at_debug_not_info() {
+    // `ttlMs: 0`: listed again at the shortest refresh (5 s), unchanged.
+    let listings = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&listings);
+    let upstream = listing_upstream(move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], "ttlMs": 0})
+    });
+    let log = std::env::temp_dir().join(format!("mcpgate-relearn-{}.log", std::process::id()));
+    let file = std::fs::File::create(&log).unwrap();
+    let url = upstream.url();
+    let server = Server::start_logging(
+        &["--upstream", &url, "--learn-catalog", "true"],
+        "info",
+        std::process::Stdio::from(file),
+    );
+    // The listing at start and two more, idle.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while listings.load(Ordering::SeqCst) < 3 {
+        assert!(Instant::now() < deadline, "not listed three times in 30 s");
+        thread::sleep(Duration::from_millis(100));
+    }
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let learned = text.matches("catalog learned from the upstream").count();
+    assert_eq!(learned, 1, "{text}");
+}
+
 /// A wire refusal's series in `/metrics`.
 fn wire_series(reason: &str) -> String {
     format!("mcpgate_rejections_total{{rejecter=\"wire\",reason=\"{reason}\",status=\"400\"}}")

@@ -784,3 +784,17 @@ fn a_wrong_value_from_a_variable_names_the_variable() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_log_filter_that_is_no_filter_refuses_to_start_naming_the_variable() {
+    for bad in ["warnn", "mcpgate=loud", "info,mcpgate::server=verbose"] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpgate"))
+            .env("MCPGATE_LOG", bad)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{bad}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("MCPGATE_LOG"), "{bad}: {stderr}");
+    }
+}

@@ -69,12 +69,45 @@ fn usage_error(error: clap::Error) -> ! {
     std::process::exit(error.exit_code())
 }
 
+/// The log filter `MCPGATE_LOG` gives (`info` when unset or blank): each
+/// comma-separated directive a level, or `TARGET=LEVEL`. A bare word that
+/// is no level would be read as a target and silence every other line
+/// (`warnn`), so it is refused, as is anything the filter cannot parse.
+fn log_filter(text: Option<&str>) -> Result<tracing_subscriber::EnvFilter, String> {
+    let text = text
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .unwrap_or("info");
+    const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+    let is_level = |word: &str| LEVELS.iter().any(|l| l.eq_ignore_ascii_case(word.trim()));
+    for directive in text.split(',').filter(|d| !d.trim().is_empty()) {
+        let level = match directive.rsplit_once('=') {
+            Some((_, level)) => level,
+            None => directive,
+        };
+        if !is_level(level) {
+            return Err(format!(
+                "{directive:?} is not a level ({}) nor TARGET=LEVEL",
+                LEVELS.join(", ")
+            ));
+        }
+    }
+    tracing_subscriber::EnvFilter::builder()
+        .parse(text)
+        .map_err(|e| format!("{text:?}: {e}"))
+}
+
 fn serve(args: crate::config::Raw, matches: Option<&ArgMatches>) -> ExitCode {
     use std::io::Write as _;
     use std::sync::Arc;
 
-    let filter = tracing_subscriber::EnvFilter::try_from_env("MCPGATE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let filter = match log_filter(std::env::var("MCPGATE_LOG").ok().as_deref()) {
+        Ok(filter) => filter,
+        Err(error) => {
+            eprintln!("mcpgate serve: MCPGATE_LOG: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -155,11 +155,11 @@ fn learn(
         .connect_timeout
         .max(Duration::from_secs(5).min(upstream.first_byte_timeout));
     let options = &route.gate.catalog;
-    let first_refresh = match crate::upstream::learn::learn(upstream, options, timeout) {
-        Ok((catalog, next)) => {
+    let (first_refresh, listed) = match crate::upstream::learn::learn(upstream, options, timeout) {
+        Ok((catalog, next, tools)) => {
             catalog.log_in_service("catalog learned from the upstream");
             gate.set_catalog(catalog);
-            next
+            (next, Some(tools))
         }
         Err(reason) => {
             tracing::warn!(
@@ -168,7 +168,7 @@ fn learn(
                 route = %route.path,
                 "the upstream's tools/list could not be read; tools/call is refused (503) until it can, or forwarded unchecked with unknown_tools = \"forward\""
             );
-            Duration::from_secs(1)
+            (Duration::from_secs(1), None)
         }
     };
     // The learner holds the gate weakly: it installs nothing once the
@@ -180,6 +180,7 @@ fn learn(
         *options,
         timeout,
         first_refresh,
+        listed,
         Arc::clone(gate.relearn()),
         move |catalog| {
             if let Some(gate) = learner.upgrade() {

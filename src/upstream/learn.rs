@@ -73,13 +73,17 @@ pub fn learn(
     endpoint: &UpstreamConfig,
     options: &CatalogOptions,
     timeout: Duration,
-) -> Result<(Catalog, Duration), ListError> {
+) -> Result<(Catalog, Duration, Vec<Value>), ListError> {
     let listed = list_tools(endpoint, timeout)?;
     let catalog = Catalog::register(&listed.tools, CatalogSource::Upstream, options);
-    let next = listed
+    Ok((catalog, refresh_after(&listed), listed.tools))
+}
+
+/// When to list again: the listing's `ttlMs`, held within the bounds.
+fn refresh_after(listed: &Listed) -> Duration {
+    listed
         .ttl
-        .map_or(DEFAULT_REFRESH, |ttl| ttl.clamp(MIN_REFRESH, MAX_REFRESH));
-    Ok((catalog, next))
+        .map_or(DEFAULT_REFRESH, |ttl| ttl.clamp(MIN_REFRESH, MAX_REFRESH))
 }
 
 /// Learns the upstream's catalog again and again on a thread of its own,
@@ -95,6 +99,7 @@ pub fn keep_learning(
     options: CatalogOptions,
     timeout: Duration,
     first: Duration,
+    listed: Option<Vec<Value>>,
     relearn: Arc<Relearn>,
     install: impl Fn(Catalog) + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
@@ -106,6 +111,9 @@ pub fn keep_learning(
             let mut backoff = Duration::from_secs(1);
             // The caller has just asked (at start).
             let mut last = Instant::now();
+            // The tools last listed: a listing that repeats them is not
+            // registered again, and is logged at debug only.
+            let mut previous = listed;
             loop {
                 relearn.sleep(wait);
                 if relearn.is_retired() {
@@ -113,12 +121,23 @@ pub fn keep_learning(
                 }
                 std::thread::sleep(MIN_REFRESH.saturating_sub(last.elapsed()));
                 last = Instant::now();
-                match learn(&endpoint, &options, timeout) {
-                    Ok((catalog, next)) => {
+                match list_tools(&endpoint, timeout) {
+                    Ok(listed) => {
+                        wait = refresh_after(&listed);
+                        backoff = Duration::from_secs(1);
+                        if previous.as_ref() == Some(&listed.tools) {
+                            tracing::debug!(
+                                target: "mcpgate::catalog",
+                                tools = listed.tools.len(),
+                                "the upstream's catalog listed again, unchanged"
+                            );
+                            continue;
+                        }
+                        let catalog =
+                            Catalog::register(&listed.tools, CatalogSource::Upstream, &options);
                         catalog.log_in_service("catalog learned from the upstream");
                         install(catalog);
-                        wait = next;
-                        backoff = Duration::from_secs(1);
+                        previous = Some(listed.tools);
                     }
                     Err(reason) => {
                         tracing::warn!(
