@@ -10,7 +10,7 @@ mod support;
 #[path = "support/tokens.rs"]
 mod tokens;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -109,24 +109,10 @@ impl Upstream {
 
 /// One request (`Content-Length` framed, or none); `None` at EOF.
 fn read_request(stream: &mut TcpStream) -> Option<Received> {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return None,
-        }
-    }
-    let (_, headers) = process::split_head(&head);
-    let length = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .map_or(0, |(_, v)| v.parse().unwrap());
-    let mut body = vec![0; length];
-    stream.read_exact(&mut body).ok()?;
+    let request = process::read_request(stream)?;
     Some(Received {
-        headers,
-        body: String::from_utf8_lossy(&body).into_owned(),
+        headers: request.headers,
+        body: String::from_utf8_lossy(&request.body).into_owned(),
     })
 }
 

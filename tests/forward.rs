@@ -136,25 +136,11 @@ impl Upstream {
 
 /// Reads one request (`Content-Length` framed, or none); `None` at EOF.
 fn read_request(stream: &mut TcpStream) -> Option<Received> {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return None,
-        }
-    }
-    let (request_line, headers) = process::split_head(&head);
-    let length = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .map_or(0, |(_, v)| v.parse().unwrap());
-    let mut body = vec![0; length];
-    stream.read_exact(&mut body).ok()?;
+    let request = process::read_request(stream)?;
     Some(Received {
-        request_line,
-        headers,
-        body,
+        request_line: request.line,
+        headers: request.headers,
+        body: request.body,
     })
 }
 
@@ -210,31 +196,7 @@ fn gateway_on(driver: &str, upstream: &str, extra: &[&str]) -> Server {
     gateway(upstream, &args)
 }
 
-/// Each named scenario (a function of the driver) as one test per io
-/// driver: a gateway runs on io_uring by default where the kernel offers
-/// it, and on epoll where not or when set.
-macro_rules! on_each_driver {
-    ($($name:ident),* $(,)?) => {
-        mod on_epoll {
-            $(#[test]
-            fn $name() {
-                super::$name("epoll");
-            })*
-        }
-        mod on_uring {
-            $(#[test]
-            fn $name() {
-                if !mcpgate::unstable::server::IoDriver::uring_offered() {
-                    println!("note: io_uring refused here, not tested");
-                    return;
-                }
-                super::$name("uring");
-            })*
-        }
-    };
-}
-
-on_each_driver!(
+crate::on_each_driver!(
     sigterm_relays_the_answer_in_flight_closes_idle_clients_and_exits_0,
     a_json_answer_is_relayed_exactly,
     an_event_stream_is_relayed_as_each_event_arrives,

@@ -101,28 +101,7 @@ fn requests() -> Vec<Vec<u8>> {
     ]
 }
 
-macro_rules! on_each_driver {
-    ($($name:ident),* $(,)?) => {
-        mod on_epoll {
-            $(#[test]
-            fn $name() {
-                super::$name("epoll");
-            })*
-        }
-        mod on_uring {
-            $(#[test]
-            fn $name() {
-                if !mcpgate::unstable::server::IoDriver::uring_offered() {
-                    println!("note: io_uring refused here, not tested");
-                    return;
-                }
-                super::$name("uring");
-            })*
-        }
-    };
-}
-
-on_each_driver!(
+crate::on_each_driver!(
     requests_over_tls_get_the_answers_plaintext_requests_get,
     a_plaintext_request_to_the_tls_port_is_closed_without_an_answer,
     a_handshake_that_never_completes_is_cut_by_the_read_timeout,

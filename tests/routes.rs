@@ -8,7 +8,7 @@ mod support;
 #[path = "support/tokens.rs"]
 mod tokens;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Stdio;
@@ -74,24 +74,10 @@ impl Upstream {
     }
 }
 
-/// One request's body (`Content-Length` framed); `None` at EOF.
+/// One request's body; `None` at EOF.
 fn read_body(stream: &mut TcpStream) -> Option<String> {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return None,
-        }
-    }
-    let (_, headers) = process::split_head(&head);
-    let length = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .map_or(0, |(_, v)| v.parse().unwrap());
-    let mut body = vec![0; length];
-    stream.read_exact(&mut body).ok()?;
-    Some(String::from_utf8(body).unwrap())
+    let request = process::read_request(stream)?;
+    Some(String::from_utf8(request.body).unwrap())
 }
 
 /// A catalog of tools taking any object.

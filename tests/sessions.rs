@@ -11,7 +11,7 @@ mod support;
 #[path = "support/tokens.rs"]
 mod tokens;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -144,28 +144,12 @@ fn serve_upstream(
 
 /// One request's head and its `Content-Length` body; `None` at EOF.
 fn read_request(stream: &mut TcpStream) -> Option<(Received, Vec<u8>)> {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return None,
-        }
-        if head.len() > 64 * 1024 {
-            return None;
-        }
-    }
-    let (request_line, headers) = process::split_head(&head);
-    let request = Received {
-        request_line,
-        headers,
+    let request = process::read_request(stream)?;
+    let head = Received {
+        request_line: request.line,
+        headers: request.headers,
     };
-    let length = request
-        .header("Content-Length")
-        .map_or(0, |v| v.parse().unwrap());
-    let mut body = vec![0; length];
-    stream.read_exact(&mut body).ok()?;
-    Some((request, body))
+    Some((head, request.body))
 }
 
 /// A gateway in front of `upstream` (the tools it lists are not asked for).

@@ -180,28 +180,7 @@ fn call(id: Value) -> Vec<u8> {
     )
 }
 
-macro_rules! on_each_driver {
-    ($($name:ident),* $(,)?) => {
-        mod on_epoll {
-            $(#[test]
-            fn $name() {
-                super::$name("epoll");
-            })*
-        }
-        mod on_uring {
-            $(#[test]
-            fn $name() {
-                if !mcpgate::unstable::server::IoDriver::uring_offered() {
-                    println!("note: io_uring refused here, not tested");
-                    return;
-                }
-                super::$name("uring");
-            })*
-        }
-    };
-}
-
-on_each_driver!(
+crate::on_each_driver!(
     calls_are_forwarded_over_tls_on_one_kept_alive_connection,
     a_certificate_from_an_untrusted_ca_answers_502_and_sends_nothing,
     a_certificate_for_another_name_answers_502_and_sends_nothing,

@@ -497,3 +497,28 @@ fn message_for(reason: Reason) -> Scenario {
         other => unreachable!("{other:?} has no gate scenario"),
     }
 }
+
+/// Each named scenario (a function of the driver) as one test per io
+/// driver: a gateway runs on io_uring by default where the kernel offers
+/// it, and on epoll where not or when set.
+#[macro_export]
+macro_rules! on_each_driver {
+    ($($name:ident),* $(,)?) => {
+        mod on_epoll {
+            $(#[test]
+            fn $name() {
+                super::$name("epoll");
+            })*
+        }
+        mod on_uring {
+            $(#[test]
+            fn $name() {
+                if !mcpgate::unstable::server::IoDriver::uring_offered() {
+                    println!("note: io_uring refused here, not tested");
+                    return;
+                }
+                super::$name("uring");
+            })*
+        }
+    };
+}

@@ -325,6 +325,42 @@ pub fn free_port() -> u16 {
 }
 
 /// A head's first line and its headers (names and values trimmed).
+/// A request a test upstream read.
+pub struct Request {
+    pub line: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// One request read off a test upstream's connection (`Content-Length`
+/// framed, or no body); `None` at EOF.
+pub fn read_request(stream: &mut TcpStream) -> Option<Request> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return None,
+        }
+        // A head that never ends is no request.
+        if head.len() > 64 * 1024 {
+            return None;
+        }
+    }
+    let (line, headers) = split_head(&head);
+    let length = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .map_or(0, |(_, v)| v.parse().unwrap());
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).ok()?;
+    Some(Request {
+        line,
+        headers,
+        body,
+    })
+}
+
 pub fn split_head(head: &[u8]) -> (String, Vec<(String, String)>) {
     let text = std::str::from_utf8(head).unwrap();
     let mut lines = text.split("\r\n");
